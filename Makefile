@@ -1,0 +1,39 @@
+# The one test command: `make test` (README.md names it; .ci/run calls it).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint typecheck unit bench soak demo clean venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check kafka_async tests examples tools
+	$(BIN)/ruff format --check kafka_async tests examples tools
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict kafka_async
+
+test: lint typecheck
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m 'not integration and not slow'
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+soak: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info
