@@ -409,7 +409,7 @@ class StructDef:
         for fld in self.fields:
             t = fld.type
             if isinstance(t, Array):
-                t = t.elem  # type: ignore[assignment]
+                t = t.elem
             if isinstance(t, StructDef):
                 yield from t.walk()
 
@@ -605,12 +605,11 @@ class Api:
         r = data if isinstance(data, Reader) else Reader(data)
         return self.response.decoder_for(version, self._check(version))(r)
 
-    def Request(self, **kwargs: Any) -> Any:  # noqa: N802 - reads like a constructor
+    def Request(self, **kwargs: Any) -> Any:
         return self.request.cls(**kwargs)
 
-    def Response(self, **kwargs: Any) -> Any:  # noqa: N802
+    def Response(self, **kwargs: Any) -> Any:
         return self.response.cls(**kwargs)
 
     def __repr__(self) -> str:
         return f"<Api {self.name} key={self.key} versions={self.versions}>"
-

@@ -1,9 +1,10 @@
-"""APIs about the cluster itself: ApiVersions (18), Metadata (3)."""
+"""APIs about the cluster itself: ApiVersions (18), Metadata (3), DescribeCluster (60)."""
 
 from __future__ import annotations
 
 from ..schema import (
     BOOL,
+    INT8,
     INT16,
     INT32,
     INT64,
@@ -31,11 +32,7 @@ API_VERSIONS = Api(
             array(
                 struct(
                     "ApiVersion",
-                    [
-                        f("api_key", INT16),
-                        f("min_version", INT16),
-                        f("max_version", INT16),
-                    ],
+                    [f("api_key", INT16), f("min_version", INT16), f("max_version", INT16)],
                 )
             ),
         ),
@@ -53,10 +50,10 @@ API_VERSIONS = Api(
                 )
             ),
             "3+",
-            tag=0,
             ignorable=True,
+            tag=0,
         ),
-        f("finalized_features_epoch", INT64, "3+", tag=1, default=-1, ignorable=True),
+        f("finalized_features_epoch", INT64, "3+", default=-1, ignorable=True, tag=1),
         f(
             "finalized_features",
             array(
@@ -70,12 +67,13 @@ API_VERSIONS = Api(
                 )
             ),
             "3+",
-            tag=2,
             ignorable=True,
+            tag=2,
         ),
-        f("zk_migration_ready", BOOL, "3+", tag=3, default=False, ignorable=True),
+        f("zk_migration_ready", BOOL, "3+", ignorable=True, tag=3),
     ],
 )
+
 
 METADATA = Api(
     3,
@@ -88,10 +86,7 @@ METADATA = Api(
             array(
                 struct(
                     "MetadataRequestTopic",
-                    [
-                        f("topic_id", UUID, "10+", ignorable=True),
-                        f("name", STRING, nullable="10+"),
-                    ],
+                    [f("topic_id", UUID, "10+", ignorable=True), f("name", STRING, nullable="10+")],
                 )
             ),
             nullable="1+",
@@ -127,7 +122,7 @@ METADATA = Api(
                         f("error_code", INT16),
                         f("name", STRING, nullable="12+"),
                         f("topic_id", UUID, "10+", ignorable=True),
-                        f("is_internal", BOOL, "1+", default=False, ignorable=True),
+                        f("is_internal", BOOL, "1+", ignorable=True),
                         f(
                             "partitions",
                             array(
@@ -145,16 +140,46 @@ METADATA = Api(
                                 )
                             ),
                         ),
-                        f(
-                            "topic_authorized_operations",
-                            INT32,
-                            "8+",
-                            default=-2147483648,
-                        ),
+                        f("topic_authorized_operations", INT32, "8+", default=-2147483648),
                     ],
                 )
             ),
         ),
         f("cluster_authorized_operations", INT32, "8-10", default=-2147483648),
+    ],
+)
+
+
+DESCRIBE_CLUSTER = Api(
+    60,
+    "DescribeCluster",
+    "0-1",
+    "0+",
+    request=[
+        f("include_cluster_authorized_operations", BOOL),
+        f("endpoint_type", INT8, "1+", default=1),
+    ],
+    response=[
+        f("throttle_time_ms", INT32),
+        f("error_code", INT16),
+        f("error_message", STRING, nullable="0+", default=None),
+        f("endpoint_type", INT8, "1+", default=1),
+        f("cluster_id", STRING),
+        f("controller_id", INT32, default=-1),
+        f(
+            "brokers",
+            array(
+                struct(
+                    "DescribeClusterBroker",
+                    [
+                        f("broker_id", INT32),
+                        f("host", STRING),
+                        f("port", INT32),
+                        f("rack", STRING, nullable="0+", default=None),
+                    ],
+                )
+            ),
+        ),
+        f("cluster_authorized_operations", INT32, default=-2147483648),
     ],
 )
