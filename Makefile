@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check kafka_async tests examples tools
-	$(BIN)/ruff format --check kafka_async tests examples tools
+	$(BIN)/ruff check kafka_async tests examples tools benchmarks
+	$(BIN)/ruff format --check kafka_async tests examples tools benchmarks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict kafka_async
