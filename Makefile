@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PY_DIRS := $(wildcard kafka_async tests examples tools benchmarks)
 
 .PHONY: test lint typecheck unit bench soak demo clean venv
 
@@ -17,8 +18,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check kafka_async tests examples tools benchmarks
-	$(BIN)/ruff format --check kafka_async tests examples tools benchmarks
+	$(BIN)/ruff check $(PY_DIRS)
+	$(BIN)/ruff format --check $(PY_DIRS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict kafka_async
