@@ -38,22 +38,22 @@ INIT_PRODUCER_ID = Api(
 )
 
 
-_ADD_PARTITIONS_TO_TXN_REQ_ADD_PARTITIONS_TO_TXN_TOPIC = struct(
+_ADD_PARTITIONS_TO_TXN_TOPIC = struct(
     "AddPartitionsToTxnTopic", [f("name", STRING), f("partitions", array(INT32))]
 )
 
-_ADD_PARTITIONS_TO_TXN_RESP_ADD_PARTITIONS_TO_TXN_PARTITION_RESULT = struct(
+_ADD_PARTITIONS_TO_TXN_PARTITION_RESULT = struct(
     "AddPartitionsToTxnPartitionResult",
     [f("partition_index", INT32), f("partition_error_code", INT16)],
 )
 
-_ADD_PARTITIONS_TO_TXN_RESP_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT = struct(
+_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT = struct(
     "AddPartitionsToTxnTopicResult",
     [
         f("name", STRING),
         f(
             "results_by_partition",
-            array(_ADD_PARTITIONS_TO_TXN_RESP_ADD_PARTITIONS_TO_TXN_PARTITION_RESULT),
+            array(_ADD_PARTITIONS_TO_TXN_PARTITION_RESULT),
         ),
     ],
 )
@@ -76,7 +76,7 @@ ADD_PARTITIONS_TO_TXN = Api(
                         f("verify_only", BOOL, "4+"),
                         f(
                             "topics",
-                            array(_ADD_PARTITIONS_TO_TXN_REQ_ADD_PARTITIONS_TO_TXN_TOPIC),
+                            array(_ADD_PARTITIONS_TO_TXN_TOPIC),
                             "4+",
                         ),
                     ],
@@ -89,7 +89,7 @@ ADD_PARTITIONS_TO_TXN = Api(
         f("v3_and_below_producer_epoch", INT16, "0-3"),
         f(
             "v3_and_below_topics",
-            array(_ADD_PARTITIONS_TO_TXN_REQ_ADD_PARTITIONS_TO_TXN_TOPIC),
+            array(_ADD_PARTITIONS_TO_TXN_TOPIC),
             "0-3",
         ),
     ],
@@ -105,7 +105,7 @@ ADD_PARTITIONS_TO_TXN = Api(
                         f("transactional_id", STRING, "4+"),
                         f(
                             "topic_results",
-                            array(_ADD_PARTITIONS_TO_TXN_RESP_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),
+                            array(_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),
                             "4+",
                         ),
                     ],
@@ -115,7 +115,7 @@ ADD_PARTITIONS_TO_TXN = Api(
         ),
         f(
             "results_by_topic_v3_and_below",
-            array(_ADD_PARTITIONS_TO_TXN_RESP_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),
+            array(_ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),
             "0-3",
         ),
     ],
