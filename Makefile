@@ -38,3 +38,6 @@ soak: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
