@@ -89,7 +89,7 @@ async def produce(bootstrap: str, topic: str, n: int) -> float:
     return time.perf_counter() - start
 
 
-async def consume(bootstrap: str, topic: str, n: int, members: int, timeout: float) -> float:
+async def consume(bootstrap: str, topic: str, n: int, members: int, deadline_s: float) -> float:
     seen = bytearray(n)
     duplicates = 0
     received = 0
@@ -123,7 +123,7 @@ async def consume(bootstrap: str, topic: str, n: int, members: int, timeout: flo
                     done.set()
 
     with _Bar("consume", n) as bar:
-        with anyio.move_on_after(timeout):
+        with anyio.move_on_after(deadline_s):
             async with anyio.create_task_group() as tg:
                 for _ in range(members):
                     tg.start_soon(member, bar)
