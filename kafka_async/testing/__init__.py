@@ -1,0 +1,45 @@
+"""Test tools: a real embedded broker, topic helpers and the pytest plugin.
+
+``EmbeddedBroker`` runs a real Tansu broker in a child process; ``create_topic`` /
+``acreate_topic`` create topics with raw requests. The pytest plugin
+(``kafka_async.testing.plugin``, registered as a ``pytest11`` entry point) provides the
+``kafka_broker``, ``embedded_broker``, ``durable_broker`` and ``new_topic`` fixtures.
+
+Names are imported lazily, so loading the pytest plugin costs nothing for test suites that
+do not use it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .broker import BrokerStartError as BrokerStartError
+    from .broker import EmbeddedBroker as EmbeddedBroker
+    from .broker import LocalS3 as LocalS3
+    from .broker import resolve_tansu_binary as resolve_tansu_binary
+    from .topics import acreate_topic as acreate_topic
+    from .topics import create_topic as create_topic
+    from .topics import topic_partitions as topic_partitions
+
+_EXPORTS = {
+    "BrokerStartError": ".broker",
+    "EmbeddedBroker": ".broker",
+    "LocalS3": ".broker",
+    "resolve_tansu_binary": ".broker",
+    "acreate_topic": ".topics",
+    "create_topic": ".topics",
+    "topic_partitions": ".topics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

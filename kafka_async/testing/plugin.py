@@ -1,0 +1,112 @@
+"""pytest plugin: real Kafka brokers as fixtures.
+
+Installed with kafka_async (entry point ``pytest11``), so these fixtures are available in any
+test suite once the package is installed:
+
+``kafka_broker`` (session scope) -> ``str``
+    Bootstrap servers (``"host:port"``) of a real broker, shared by the whole session:
+
+    * ``$KAFKA_BOOTSTRAP_SERVERS`` when set (any Kafka-compatible broker you run);
+    * else, with ``KAFKA_TESTCONTAINERS=1``, an Apache Kafka container started through
+      testcontainers (the test is skipped, with the reason, if Docker is not reachable);
+    * else an :class:`~kafka_async.testing.EmbeddedBroker` (Tansu, in-memory) started once.
+
+``embedded_broker`` (function scope) -> ``EmbeddedBroker``
+    A fresh, started, in-memory Tansu broker of the test's own, to ``kill()``, ``restart()``
+    or ``stop()`` at will; stopped after the test.
+
+``durable_broker`` (function scope) -> ``EmbeddedBroker``
+    Like ``embedded_broker`` but S3-backed (local moto server): data survives ``kill()`` +
+    ``restart()``.
+
+``new_topic`` (function scope) -> ``Callable[..., str]``
+    A factory: ``new_topic(partitions=1, *, prefix="t", configs=None) -> name`` creates a
+    topic with a unique name on ``kafka_broker`` and waits until every partition has a
+    leader.
+
+Nothing heavy is imported until a fixture is used, so the plugin costs test suites that do not
+use it nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .broker import EmbeddedBroker
+
+_TOPIC_COUNTER = itertools.count()
+
+
+def _testcontainers_kafka() -> Iterator[str]:
+    try:
+        import docker  # type: ignore[import-untyped]
+        from testcontainers.kafka import KafkaContainer
+    except ImportError as exc:
+        pytest.skip(f"KAFKA_TESTCONTAINERS=1 but testcontainers is not installed: {exc}")
+    try:
+        docker.from_env().ping()
+    except Exception as exc:  # any failure to reach Docker means: skip, with the reason
+        pytest.skip(f"KAFKA_TESTCONTAINERS=1 but Docker is not reachable: {exc}")
+    image = os.environ.get("KAFKA_TESTCONTAINERS_IMAGE", "confluentinc/cp-kafka:7.6.0")
+    container = KafkaContainer(image)
+    with container:
+        yield str(container.get_bootstrap_server())
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[str]:
+    """Bootstrap servers of a real broker for the whole session (see the module docstring)."""
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
+    if external:
+        yield external
+        return
+    if os.environ.get("KAFKA_TESTCONTAINERS", "").strip() in ("1", "true", "yes"):
+        yield from _testcontainers_kafka()
+        return
+    from .broker import EmbeddedBroker
+
+    with EmbeddedBroker() as broker:
+        yield broker.bootstrap_servers
+
+
+@pytest.fixture
+def embedded_broker() -> Iterator[EmbeddedBroker]:
+    """A fresh in-memory Tansu broker for this test only."""
+    from .broker import EmbeddedBroker
+
+    with EmbeddedBroker() as broker:
+        yield broker
+
+
+@pytest.fixture
+def durable_broker() -> Iterator[EmbeddedBroker]:
+    """A fresh S3-backed (moto) Tansu broker for this test only."""
+    from .broker import EmbeddedBroker
+
+    with EmbeddedBroker(durable=True) as broker:
+        yield broker
+
+
+@pytest.fixture
+def new_topic(kafka_broker: str) -> Callable[..., str]:
+    """Factory creating uniquely named topics on ``kafka_broker``."""
+    from .topics import create_topic
+
+    def make(
+        partitions: int = 1,
+        *,
+        prefix: str = "t",
+        configs: Mapping[str, str] | None = None,
+    ) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:10]}-{next(_TOPIC_COUNTER)}"
+        create_topic(kafka_broker, name, partitions, configs=configs)
+        return name
+
+    return make

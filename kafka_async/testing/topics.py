@@ -1,0 +1,137 @@
+"""Topic creation for tests, with raw CreateTopics and Metadata requests.
+
+Tansu auto-creates a topic on first produce, but with its own partition count; tests that
+care about partitions (and any real Kafka with ``auto.create.topics.enable=false``) need an
+explicit CreateTopics. These helpers avoid the library's higher layers on purpose, so a
+bug there cannot break the fixtures that test it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from ..errors import BrokerResponseError, raise_for_code
+from ..protocol.apis.admin import CREATE_TOPICS
+from ..protocol.apis.cluster import METADATA
+from . import _wire
+
+__all__ = ["acreate_topic", "create_topic", "topic_partitions"]
+
+#: Default deadline for creating a topic and seeing its leaders, seconds.
+CREATE_TIMEOUT = 20.0
+_TOPIC_ALREADY_EXISTS = 36
+#: Metadata error codes that mean "not there yet" while a new topic propagates.
+_NOT_READY = {3, 5, 6}  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER...
+
+
+def _create_body(
+    name: str, partitions: int, replication_factor: int, configs: Mapping[str, str] | None
+) -> dict[str, Any]:
+    if partitions < 1:
+        raise ValueError(f"partitions must be >= 1, got {partitions}")
+    return {
+        "topics": [
+            {
+                "name": name,
+                "num_partitions": partitions,
+                "replication_factor": replication_factor,
+                "assignments": [],
+                "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+            }
+        ],
+        "timeout_ms": 15000,
+    }
+
+
+def _check_created(resp: Any, name: str, exist_ok: bool) -> None:
+    for topic in resp.topics:
+        if topic.name != name:
+            continue
+        if topic.error_code == _TOPIC_ALREADY_EXISTS and exist_ok:
+            return
+        raise_for_code(topic.error_code, getattr(topic, "error_message", None))
+        return
+    raise BrokerResponseError(f"CreateTopics response does not mention {name!r}")
+
+
+def _metadata_body(name: str) -> dict[str, Any]:
+    return {"topics": [{"name": name}], "allow_auto_topic_creation": False}
+
+
+def _ready_partitions(resp: Any, name: str, want: int) -> int | None:
+    """The partition count once every partition has a leader; None while not ready."""
+    for topic in resp.topics:
+        if topic.name != name:
+            continue
+        if topic.error_code in _NOT_READY:
+            return None
+        raise_for_code(topic.error_code)
+        parts = topic.partitions
+        if len(parts) < want or any(p.error_code != 0 or p.leader_id < 0 for p in parts):
+            return None
+        return len(parts)
+    return None
+
+
+def topic_partitions(bootstrap_servers: str, name: str, *, timeout: float = 10.0) -> int | None:
+    """Number of partitions of ``name`` (raw Metadata request); None if it does not exist."""
+    resp = _wire.request(bootstrap_servers, METADATA, _metadata_body(name), timeout=timeout)
+    return _ready_partitions(resp, name, 1)
+
+
+def create_topic(
+    bootstrap_servers: str,
+    name: str,
+    partitions: int = 1,
+    *,
+    replication_factor: int = 1,
+    configs: Mapping[str, str] | None = None,
+    exist_ok: bool = False,
+    timeout: float = CREATE_TIMEOUT,
+) -> None:
+    """Create ``name`` with ``partitions`` partitions and wait until all have a leader.
+
+    Raises the typed broker error (e.g. ``TopicAlreadyExistsError`` unless ``exist_ok``).
+    """
+    deadline = time.monotonic() + timeout
+    body = _create_body(name, partitions, replication_factor, configs)
+    resp = _wire.request(bootstrap_servers, CREATE_TOPICS, body, timeout=timeout)
+    _check_created(resp, name, exist_ok)
+    while True:
+        left = deadline - time.monotonic()
+        meta = _wire.request(
+            bootstrap_servers, METADATA, _metadata_body(name), timeout=max(left, 0.1)
+        )
+        if _ready_partitions(meta, name, partitions if not exist_ok else 1) is not None:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {name!r} has no leaders after {timeout} s")
+        time.sleep(0.05)
+
+
+async def acreate_topic(
+    bootstrap_servers: str,
+    name: str,
+    partitions: int = 1,
+    *,
+    replication_factor: int = 1,
+    configs: Mapping[str, str] | None = None,
+    exist_ok: bool = False,
+) -> None:
+    """Async :func:`create_topic`; gives up after :data:`CREATE_TIMEOUT` seconds.
+
+    Wrap it in ``anyio.fail_after`` for a shorter deadline.
+    """
+    body = _create_body(name, partitions, replication_factor, configs)
+    with anyio.fail_after(CREATE_TIMEOUT):
+        resp = await _wire.arequest(bootstrap_servers, CREATE_TOPICS, body)
+        _check_created(resp, name, exist_ok)
+        while True:
+            meta = await _wire.arequest(bootstrap_servers, METADATA, _metadata_body(name))
+            if _ready_partitions(meta, name, partitions if not exist_ok else 1) is not None:
+                return
+            await anyio.sleep(0.05)
