@@ -41,6 +41,10 @@ class UnsupportedFieldError(KafkaError, ValueError):
     """A request sets a field that the negotiated API version cannot carry."""
 
 
+class ProtocolEncodeError(KafkaError, ValueError):
+    """A message value cannot be encoded: wrong type, or a number out of its field's range."""
+
+
 class CorruptRecordError(KafkaError):
     """A record batch failed its CRC or structural checks."""
 

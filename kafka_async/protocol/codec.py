@@ -197,6 +197,8 @@ class Reader:
         """A nullable bytes field holding record batches, as a zero-copy view."""
         n = self.int32()
         if n < 0:
+            if n != -1:
+                raise ProtocolDecodeError(f"invalid records length {n}")
             return None
         return self.raw(n)
 

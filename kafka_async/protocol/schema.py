@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from struct import error as struct_error
 from typing import Any
 
-from ..errors import ProtocolDecodeError, UnsupportedFieldError
+from ..errors import KafkaError, ProtocolDecodeError, ProtocolEncodeError, UnsupportedFieldError
 from . import codec as c
 from .codec import Reader
 
@@ -553,6 +554,21 @@ def struct(name: str, fields: Sequence[Field]) -> StructDef:
 # --------------------------------------------------------------------------------------------
 
 
+def _encode(sd: StructDef, version: int, flexible: bool, body: Any) -> bytearray:
+    out = bytearray()
+    try:
+        sd.encoder_for(version, flexible)(out, body)
+    except KafkaError:
+        raise
+    except (struct_error, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        # One typed error for every bad value, naming the message, instead of whatever the
+        # primitive writer happened to raise.
+        raise ProtocolEncodeError(
+            f"cannot encode {sd.name} v{version}: {type(exc).__name__}: {exc}"
+        ) from exc
+    return out
+
+
 class Api:
     """One Kafka API: key, valid versions, flexible versions, request and response schemas."""
 
@@ -588,18 +604,16 @@ class Api:
     # The four codecs. Requests are encoded by clients and decoded by (fake) brokers.
 
     def encode_request(self, version: int, body: Any) -> bytearray:
-        out = bytearray()
-        self.request.encoder_for(version, self._check(version))(out, body)
-        return out
+        """Encode a request body (a message object or a dict) at ``version``."""
+        return _encode(self.request, version, self._check(version), body)
 
     def decode_request(self, version: int, data: bytes | memoryview | Reader) -> Any:
         r = data if isinstance(data, Reader) else Reader(data)
         return self.request.decoder_for(version, self._check(version))(r)
 
     def encode_response(self, version: int, body: Any) -> bytearray:
-        out = bytearray()
-        self.response.encoder_for(version, self._check(version))(out, body)
-        return out
+        """Encode a response body (fake brokers and tests)."""
+        return _encode(self.response, version, self._check(version), body)
 
     def decode_response(self, version: int, data: bytes | memoryview | Reader) -> Any:
         r = data if isinstance(data, Reader) else Reader(data)
