@@ -1,0 +1,422 @@
+"""The group membership state machine, as pure synchronous transitions.
+
+``GroupMembership`` holds what a member knows about its group (member id, generation, the
+partitions it owns, whether it must rejoin) and turns each event (a response, an error code,
+a poll timeout, a close) into a new state plus a list of *actions* for the coordinator loop
+to carry out in order. It does no I/O and never waits, so every transition is unit tested.
+
+States::
+
+    UNJOINED --begin_join--> JOINING --join ok--> SYNCING --sync ok--> STABLE
+        ^                       |  ^                  |                  |
+        |                       |  +--- rejoin -------+------------------+
+        |                       +--- fatal error --> FAILED
+    REVOKING: an eager member giving up its partitions before it rejoins
+    LEFT: closed (LeaveGroup sent), or left after max_poll_interval_ms; a poll rejoins
+
+What happens to owned partitions:
+
+* eager protocol: all are revoked (committed, listener told) before every JoinGroup;
+* cooperative protocol: they are kept through the rebalance; after SyncGroup only those
+  missing from the new assignment are revoked, and if any were, the member rejoins at once
+  so the leader can hand them to their new owner;
+* ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED: they are *lost* (someone else may own
+  them already), so nothing is committed for them; the listener's ``on_partitions_lost``
+  runs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...errors import KafkaError, error_for_code
+from ...structs import TopicPartition
+from .assignors import RebalanceProtocol
+
+# Error codes this machine acts on (Kafka's numbering).
+NONE = 0
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+ILLEGAL_GENERATION = 22
+INCONSISTENT_GROUP_PROTOCOL = 23
+INVALID_GROUP_ID = 24
+UNKNOWN_MEMBER_ID = 25
+INVALID_SESSION_TIMEOUT = 26
+REBALANCE_IN_PROGRESS = 27
+GROUP_AUTHORIZATION_FAILED = 30
+MEMBER_ID_REQUIRED = 79
+GROUP_MAX_SIZE_REACHED = 81
+FENCED_INSTANCE_ID = 82
+
+_COORDINATOR_ERRORS = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
+_ERROR_NAMES = {
+    COORDINATOR_LOAD_IN_PROGRESS: "COORDINATOR_LOAD_IN_PROGRESS",
+    COORDINATOR_NOT_AVAILABLE: "COORDINATOR_NOT_AVAILABLE",
+    NOT_COORDINATOR: "NOT_COORDINATOR",
+    ILLEGAL_GENERATION: "ILLEGAL_GENERATION",
+    INCONSISTENT_GROUP_PROTOCOL: "INCONSISTENT_GROUP_PROTOCOL",
+    INVALID_GROUP_ID: "INVALID_GROUP_ID",
+    UNKNOWN_MEMBER_ID: "UNKNOWN_MEMBER_ID",
+    INVALID_SESSION_TIMEOUT: "INVALID_SESSION_TIMEOUT",
+    REBALANCE_IN_PROGRESS: "REBALANCE_IN_PROGRESS",
+    GROUP_AUTHORIZATION_FAILED: "GROUP_AUTHORIZATION_FAILED",
+    MEMBER_ID_REQUIRED: "MEMBER_ID_REQUIRED",
+    GROUP_MAX_SIZE_REACHED: "GROUP_MAX_SIZE_REACHED",
+    FENCED_INSTANCE_ID: "FENCED_INSTANCE_ID",
+}
+
+
+def error_name(code: int) -> str:
+    """Kafka's name for an error code this module knows, else the number."""
+    return _ERROR_NAMES.get(code, str(code))
+
+
+class MemberState(enum.Enum):
+    UNJOINED = "unjoined"
+    JOINING = "joining"
+    SYNCING = "syncing"
+    STABLE = "stable"
+    REVOKING = "revoking"
+    LEFT = "left"
+    FAILED = "failed"
+
+
+# -- actions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FindCoordinator:
+    """Forget the current coordinator and look it up again."""
+
+
+@dataclass(frozen=True)
+class SendJoin:
+    """Send JoinGroup with the member id and generation now in the state."""
+
+
+@dataclass(frozen=True)
+class SendSync:
+    """Send SyncGroup; the leader first runs the assignor on the members' subscriptions."""
+
+    is_leader: bool
+
+
+@dataclass(frozen=True)
+class Revoke:
+    """Commit consumed offsets of, stop fetching, and tell the listener about partitions
+    this member gives up in an orderly way."""
+
+    partitions: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True)
+class Lose:
+    """Partitions another member may own already: stop fetching, commit nothing."""
+
+    partitions: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True)
+class Assign:
+    """Start fetching newly owned partitions and tell the listener."""
+
+    partitions: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True)
+class SendLeave:
+    """Send LeaveGroup so the group rebalances now rather than after the session timeout."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Wait before the next step (the coordinator is loading, or a retriable error)."""
+
+    ms: int
+
+
+@dataclass(frozen=True)
+class Fail:
+    """A fatal error: the member cannot continue; the consumer raises it to the caller."""
+
+    error: KafkaError
+
+
+Action = FindCoordinator | SendJoin | SendSync | Revoke | Lose | Assign | SendLeave | Backoff | Fail
+
+NO_GENERATION = -1
+
+
+@dataclass
+class GroupMembership:
+    """One member's view of its group. Mutated only by the methods below."""
+
+    protocol: RebalanceProtocol = RebalanceProtocol.EAGER
+    group_instance_id: str | None = None
+    retry_backoff_ms: int = 100
+    state: MemberState = MemberState.UNJOINED
+    member_id: str = ""
+    generation_id: int = NO_GENERATION
+    protocol_name: str | None = None
+    leader_id: str = ""
+    owned: frozenset[TopicPartition] = frozenset()
+    #: True when the member must (re)join at the next opportunity.
+    rejoin_needed: bool = True
+    #: Why the last rejoin was requested (shown by ``statistics()``).
+    rejoin_reason: str = "initial join"
+    #: The member left because the application stopped polling; the next poll rejoins.
+    left_on_poll_timeout: bool = False
+    failure: KafkaError | None = field(default=None, repr=False)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        return bool(self.member_id) and self.member_id == self.leader_id
+
+    @property
+    def in_group(self) -> bool:
+        """A generation is held: heartbeats and generation-checked commits make sense."""
+        return self.state is MemberState.STABLE and self.generation_id != NO_GENERATION
+
+    def request_rejoin(self, reason: str) -> None:
+        """Ask for a rejoin (metadata change, new subscription, rebalance in progress)."""
+        if self.state in (MemberState.LEFT, MemberState.FAILED):
+            return
+        self.rejoin_needed = True
+        self.rejoin_reason = reason
+
+    def _reset_generation(self, *, reset_member_id: bool) -> None:
+        self.generation_id = NO_GENERATION
+        self.leader_id = ""
+        self.protocol_name = None
+        if reset_member_id:
+            self.member_id = ""
+
+    def _lose_all(self) -> list[Action]:
+        lost = self.owned
+        self.owned = frozenset()
+        return [Lose(lost)] if lost else []
+
+    def _fail(self, code: int, context: str) -> list[Action]:
+        self.state = MemberState.FAILED
+        self.rejoin_needed = False
+        err = error_for_code(code, f"{context} failed with {error_name(code)}")
+        self.failure = err
+        return [*self._lose_all(), Fail(err)]
+
+    def _generation_error(self, code: int, context: str) -> list[Action]:
+        """ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID anywhere."""
+        if code == FENCED_INSTANCE_ID:
+            # Another process runs with our group_instance_id: continuing would make two
+            # members read the same partitions, so this is fatal, as in the Java client.
+            return self._fail(code, context)
+        self._reset_generation(reset_member_id=code == UNKNOWN_MEMBER_ID)
+        self.state = MemberState.UNJOINED
+        self.request_rejoin(f"{context}: {error_name(code)}")
+        return self._lose_all()
+
+    # -- joining -----------------------------------------------------------------------------
+
+    def begin_join(self) -> list[Action]:
+        """The loop decided to (re)join now. Eager members revoke everything first."""
+        if self.state is MemberState.FAILED:
+            return [Fail(self.failure)] if self.failure else []
+        self.rejoin_needed = False
+        self.left_on_poll_timeout = False
+        actions: list[Action] = []
+        self.state = MemberState.JOINING
+        if self.protocol is RebalanceProtocol.EAGER and self.owned:
+            actions.append(Revoke(self.owned))
+            self.owned = frozenset()
+            # Until the revocation (commit + listener) is done, no JoinGroup goes out.
+            self.state = MemberState.REVOKING
+        actions.append(SendJoin())
+        return actions
+
+    def on_join_sent(self) -> None:
+        """The loop is sending JoinGroup now (after any revocation finished)."""
+        if self.state in (MemberState.REVOKING, MemberState.UNJOINED, MemberState.JOINING):
+            self.state = MemberState.JOINING
+
+    def on_join_response(
+        self,
+        error_code: int,
+        *,
+        member_id: str = "",
+        generation_id: int = NO_GENERATION,
+        protocol_name: str | None = None,
+        leader_id: str = "",
+    ) -> list[Action]:
+        """JoinGroup answered (or failed with ``error_code``)."""
+        if self.state is not MemberState.JOINING:
+            return []  # a late answer to a join we abandoned (closed, failed)
+        if error_code == NONE:
+            self.member_id = member_id
+            self.generation_id = generation_id
+            self.protocol_name = protocol_name
+            self.leader_id = leader_id
+            self.state = MemberState.SYNCING
+            return [SendSync(self.is_leader)]
+        if error_code == MEMBER_ID_REQUIRED:
+            # KIP-394: the broker hands out the id in the error response; join again with it.
+            self.member_id = member_id
+            return [SendJoin()]
+        if error_code == UNKNOWN_MEMBER_ID:
+            self.member_id = ""
+            return [SendJoin()]
+        if error_code == ILLEGAL_GENERATION:
+            self._reset_generation(reset_member_id=False)
+            return [SendJoin()]
+        if error_code == FENCED_INSTANCE_ID:
+            return self._fail(error_code, "JoinGroup")
+        if error_code in _COORDINATOR_ERRORS:
+            return [FindCoordinator(), SendJoin()]
+        if error_code in (COORDINATOR_LOAD_IN_PROGRESS, REBALANCE_IN_PROGRESS):
+            return [Backoff(self.retry_backoff_ms), SendJoin()]
+        return self._fail(error_code, "JoinGroup")
+
+    def on_sync_response(
+        self, error_code: int, assigned: Sequence[TopicPartition] = ()
+    ) -> list[Action]:
+        """SyncGroup answered with this member's assignment (or an error)."""
+        if self.state is not MemberState.SYNCING:
+            return []
+        if error_code == NONE:
+            return self._install(frozenset(assigned))
+        if error_code == REBALANCE_IN_PROGRESS:
+            # Another member joined between our join and sync: join the new generation.
+            self.state = MemberState.JOINING
+            self.rejoin_needed = False
+            return [SendJoin()]
+        if error_code in (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
+            actions = self._generation_error(error_code, "SyncGroup")
+            if error_code != FENCED_INSTANCE_ID:
+                return [*actions, *self.begin_join()]
+            return actions
+        if error_code in _COORDINATOR_ERRORS:
+            self.state = MemberState.JOINING
+            self.rejoin_needed = False
+            return [FindCoordinator(), SendJoin()]
+        if error_code == COORDINATOR_LOAD_IN_PROGRESS:
+            self.state = MemberState.JOINING
+            return [Backoff(self.retry_backoff_ms), SendJoin()]
+        return self._fail(error_code, "SyncGroup")
+
+    def _install(self, assigned: frozenset[TopicPartition]) -> list[Action]:
+        self.state = MemberState.STABLE
+        actions: list[Action] = []
+        revoked = self.owned - assigned
+        added = assigned - self.owned
+        if revoked:
+            # Only the cooperative protocol reaches here with owned partitions.
+            actions.append(Revoke(frozenset(revoked)))
+        self.owned = assigned
+        if added or not actions:
+            # The listener hears about every generation's assignment, even an empty one.
+            actions.append(Assign(frozenset(added)))
+        if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
+            # KIP-429 second phase: the leader withheld these from their new owner until we
+            # give them up; rejoining now lets it hand them over.
+            self.request_rejoin("cooperative rebalance: partitions revoked")
+        return actions
+
+    # -- stable ------------------------------------------------------------------------------
+
+    def on_heartbeat_response(self, error_code: int) -> list[Action]:
+        """A heartbeat (or a commit inside the generation) came back with ``error_code``."""
+        if error_code == NONE:
+            return []
+        if self.state is not MemberState.STABLE:
+            return []  # heartbeats are only meaningful in a generation; ignore stragglers
+        if error_code == REBALANCE_IN_PROGRESS:
+            self.request_rejoin("heartbeat: REBALANCE_IN_PROGRESS")
+            return []
+        if error_code in (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
+            return self._generation_error(error_code, "Heartbeat")
+        if error_code in _COORDINATOR_ERRORS:
+            return [FindCoordinator()]
+        if error_code == COORDINATOR_LOAD_IN_PROGRESS:
+            return [Backoff(self.retry_backoff_ms)]
+        return self._fail(error_code, "Heartbeat")
+
+    def on_session_lost(self) -> list[Action]:
+        """No successful heartbeat within the session timeout: the coordinator has surely
+        evicted us, so our partitions may belong to someone else."""
+        if self.state is not MemberState.STABLE:
+            return []
+        return self._generation_error(UNKNOWN_MEMBER_ID, "session timeout")
+
+    def on_poll_timeout(self) -> list[Action]:
+        """The application did not poll within max_poll_interval_ms: leave the group so its
+        partitions go to members that make progress; the next poll rejoins."""
+        if self.state in (MemberState.LEFT, MemberState.FAILED, MemberState.UNJOINED):
+            return []
+        actions: list[Action] = []
+        if self.owned:
+            actions.append(Revoke(self.owned))
+            self.owned = frozenset()
+        # A static member does not leave (the broker would not rebalance for it anyway); it
+        # lets the session timeout decide, like the Java client.
+        if self.member_id and self.group_instance_id is None:
+            actions.append(SendLeave())
+        self._reset_generation(reset_member_id=self.group_instance_id is None)
+        self.state = MemberState.LEFT
+        self.rejoin_needed = False
+        self.left_on_poll_timeout = True
+        return actions
+
+    def on_poll(self) -> None:
+        """The application polled: a member that left on poll timeout rejoins."""
+        if self.state is MemberState.LEFT and self.left_on_poll_timeout:
+            self.state = MemberState.UNJOINED
+            self.left_on_poll_timeout = False
+            self.request_rejoin("application resumed polling")
+
+    def on_subscription_change(self) -> None:
+        self.request_rejoin("subscription changed")
+
+    def leave(self) -> list[Action]:
+        """close()/unsubscribe(): revoke owned partitions (committing them), then leave."""
+        actions: list[Action] = []
+        if self.state is MemberState.FAILED:
+            return actions
+        if self.owned:
+            actions.append(Revoke(self.owned))
+            self.owned = frozenset()
+        # Static members keep their identity across restarts: they do not send LeaveGroup,
+        # so a quick restart gets the same partitions back without a rebalance.
+        if self.member_id and self.group_instance_id is None:
+            actions.append(SendLeave())
+        self._reset_generation(reset_member_id=self.group_instance_id is None)
+        self.state = MemberState.LEFT
+        self.rejoin_needed = False
+        return actions
+
+    def reset(self) -> None:
+        """Back to unjoined after unsubscribe (a later subscribe joins afresh)."""
+        self.state = MemberState.UNJOINED
+        self.rejoin_needed = True
+        self.rejoin_reason = "subscribed"
+        self.left_on_poll_timeout = False
+        self.failure = None
+
+
+__all__ = [
+    "Action",
+    "Assign",
+    "Backoff",
+    "Fail",
+    "FindCoordinator",
+    "GroupMembership",
+    "Lose",
+    "MemberState",
+    "Revoke",
+    "SendJoin",
+    "SendLeave",
+    "SendSync",
+    "error_name",
+]

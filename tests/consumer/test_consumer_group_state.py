@@ -1,0 +1,326 @@
+"""Every transition of the group membership state machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_async.consumer.group import state as s
+from kafka_async.consumer.group.assignors import RebalanceProtocol
+from kafka_async.consumer.group.state import (
+    Assign,
+    Backoff,
+    Fail,
+    FindCoordinator,
+    GroupMembership,
+    Lose,
+    MemberState,
+    Revoke,
+    SendJoin,
+    SendLeave,
+    SendSync,
+)
+from kafka_async.structs import TopicPartition as TP
+
+A, B, C = TP("t", 0), TP("t", 1), TP("t", 2)
+
+
+def joined(
+    owned: frozenset[TP] = frozenset({A, B}),
+    protocol: RebalanceProtocol = RebalanceProtocol.EAGER,
+    instance: str | None = None,
+) -> GroupMembership:
+    m = GroupMembership(protocol=protocol, group_instance_id=instance)
+    m.begin_join()
+    m.on_join_sent()
+    m.on_join_response(0, member_id="me", generation_id=3, protocol_name="range", leader_id="me")
+    m.on_sync_response(0, sorted(owned))
+    assert m.state is MemberState.STABLE
+    return m
+
+
+def test_initial_join_flow() -> None:
+    m = GroupMembership()
+    assert m.state is MemberState.UNJOINED
+    assert m.rejoin_needed
+    assert m.begin_join() == [SendJoin()]
+    assert m.state is MemberState.JOINING
+    assert not m.rejoin_needed
+    acts = m.on_join_response(
+        0, member_id="me", generation_id=1, protocol_name="range", leader_id="other"
+    )
+    assert acts == [SendSync(is_leader=False)]
+    assert m.state is MemberState.SYNCING
+    assert (m.member_id, m.generation_id, m.protocol_name) == ("me", 1, "range")
+    assert m.on_sync_response(0, [A]) == [Assign(frozenset({A}))]
+    assert m.state is MemberState.STABLE
+    assert m.owned == {A}
+    assert m.in_group
+
+
+def test_leader_flag() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    assert m.on_join_response(0, member_id="me", generation_id=1, leader_id="me") == [
+        SendSync(is_leader=True)
+    ]
+
+
+def test_empty_assignment_still_reported() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    assert m.on_sync_response(0, []) == [Assign(frozenset())]
+
+
+def test_member_id_required_retries_with_id() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    assert m.on_join_response(s.MEMBER_ID_REQUIRED, member_id="given") == [SendJoin()]
+    assert m.member_id == "given"
+    assert m.state is MemberState.JOINING
+
+
+def test_join_unknown_member_resets_id() -> None:
+    m = GroupMembership(member_id="old")
+    m.begin_join()
+    assert m.on_join_response(s.UNKNOWN_MEMBER_ID) == [SendJoin()]
+    assert m.member_id == ""
+
+
+def test_join_illegal_generation_resets_generation() -> None:
+    m = GroupMembership(member_id="x", generation_id=4)
+    m.begin_join()
+    assert m.on_join_response(s.ILLEGAL_GENERATION) == [SendJoin()]
+    assert m.generation_id == -1
+    assert m.member_id == "x"
+
+
+@pytest.mark.parametrize("code", [s.NOT_COORDINATOR, s.COORDINATOR_NOT_AVAILABLE])
+def test_join_coordinator_moved(code: int) -> None:
+    m = GroupMembership()
+    m.begin_join()
+    assert m.on_join_response(code) == [FindCoordinator(), SendJoin()]
+    assert m.state is MemberState.JOINING
+
+
+@pytest.mark.parametrize("code", [s.COORDINATOR_LOAD_IN_PROGRESS, s.REBALANCE_IN_PROGRESS])
+def test_join_retriable(code: int) -> None:
+    m = GroupMembership(retry_backoff_ms=42)
+    m.begin_join()
+    assert m.on_join_response(code) == [Backoff(42), SendJoin()]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        s.FENCED_INSTANCE_ID,
+        s.INCONSISTENT_GROUP_PROTOCOL,
+        s.INVALID_SESSION_TIMEOUT,
+        s.GROUP_AUTHORIZATION_FAILED,
+        s.GROUP_MAX_SIZE_REACHED,
+        s.INVALID_GROUP_ID,
+    ],
+)
+def test_join_fatal(code: int) -> None:
+    m = GroupMembership()
+    m.begin_join()
+    acts = m.on_join_response(code)
+    assert len(acts) == 1
+    assert isinstance(acts[0], Fail)
+    assert m.state is MemberState.FAILED
+    assert m.failure is acts[0].error
+    assert s.error_name(code) in str(m.failure) or str(code) in str(m.failure)
+    # A failed member stays failed: another join attempt reports the same error.
+    assert m.begin_join() == [Fail(m.failure)]
+
+
+def test_late_join_response_ignored() -> None:
+    m = joined()
+    assert m.on_join_response(0, member_id="x", generation_id=9) == []
+    assert m.generation_id == 3
+
+
+def test_eager_rejoin_revokes_everything_first() -> None:
+    m = joined()
+    m.on_heartbeat_response(s.REBALANCE_IN_PROGRESS)
+    assert m.rejoin_needed
+    assert m.state is MemberState.STABLE
+    assert m.owned == {A, B}
+    assert m.begin_join() == [Revoke(frozenset({A, B})), SendJoin()]
+    assert m.state is MemberState.REVOKING
+    assert m.owned == frozenset()
+    m.on_join_sent()
+    assert m.state is MemberState.JOINING
+
+
+def test_cooperative_keeps_partitions_through_rebalance() -> None:
+    m = joined(protocol=RebalanceProtocol.COOPERATIVE)
+    m.request_rejoin("test")
+    assert m.begin_join() == [SendJoin()]
+    assert m.owned == {A, B}
+    m.on_join_response(0, member_id="me", generation_id=4, leader_id="me")
+    # The new assignment drops B (moving to another member) and adds nothing.
+    acts = m.on_sync_response(0, [A])
+    assert acts == [Revoke(frozenset({B}))]
+    assert m.owned == {A}
+    assert m.rejoin_needed, "a cooperative member that revoked must rejoin"
+    # Second phase: nothing more is revoked.
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=5, leader_id="me")
+    assert m.on_sync_response(0, [A]) == [Assign(frozenset())]
+    assert not m.rejoin_needed
+
+
+def test_cooperative_gain_only() -> None:
+    m = joined(owned=frozenset({A}), protocol=RebalanceProtocol.COOPERATIVE)
+    m.request_rejoin("test")
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=4, leader_id="x")
+    assert m.on_sync_response(0, [A, C]) == [Assign(frozenset({C}))]
+    assert not m.rejoin_needed
+
+
+def test_sync_rebalance_in_progress_rejoins() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    assert m.on_sync_response(s.REBALANCE_IN_PROGRESS) == [SendJoin()]
+    assert m.state is MemberState.JOINING
+
+
+@pytest.mark.parametrize("code", [s.ILLEGAL_GENERATION, s.UNKNOWN_MEMBER_ID])
+def test_sync_generation_errors_rejoin(code: int) -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    assert m.on_sync_response(code) == [SendJoin()]
+    assert m.generation_id == -1
+    assert (m.member_id == "") == (code == s.UNKNOWN_MEMBER_ID)
+
+
+def test_sync_fenced_is_fatal() -> None:
+    m = GroupMembership(group_instance_id="i")
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    acts = m.on_sync_response(s.FENCED_INSTANCE_ID)
+    assert isinstance(acts[-1], Fail)
+    assert m.state is MemberState.FAILED
+
+
+def test_sync_coordinator_errors() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    assert m.on_sync_response(s.NOT_COORDINATOR) == [FindCoordinator(), SendJoin()]
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    assert m.on_sync_response(s.COORDINATOR_LOAD_IN_PROGRESS) == [Backoff(100), SendJoin()]
+
+
+def test_sync_unknown_error_fatal() -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(0, member_id="me", generation_id=1, leader_id="x")
+    acts = m.on_sync_response(30)
+    assert isinstance(acts[0], Fail)
+
+
+def test_late_sync_ignored() -> None:
+    m = joined()
+    assert m.on_sync_response(0, [C]) == []
+    assert m.owned == {A, B}
+
+
+def test_heartbeat_ok_and_stragglers() -> None:
+    m = joined()
+    assert m.on_heartbeat_response(0) == []
+    m2 = GroupMembership()
+    assert m2.on_heartbeat_response(s.ILLEGAL_GENERATION) == []
+
+
+@pytest.mark.parametrize("code", [s.ILLEGAL_GENERATION, s.UNKNOWN_MEMBER_ID])
+def test_heartbeat_generation_errors_lose_partitions(code: int) -> None:
+    m = joined()
+    assert m.on_heartbeat_response(code) == [Lose(frozenset({A, B}))]
+    assert m.state is MemberState.UNJOINED
+    assert m.rejoin_needed
+    assert m.owned == frozenset()
+    assert m.generation_id == -1
+    assert (m.member_id == "") == (code == s.UNKNOWN_MEMBER_ID)
+    # Lost partitions are not revoked again on the next join.
+    assert m.begin_join() == [SendJoin()]
+
+
+def test_heartbeat_fenced_fatal() -> None:
+    m = joined(instance="i1")
+    acts = m.on_heartbeat_response(s.FENCED_INSTANCE_ID)
+    assert acts[0] == Lose(frozenset({A, B}))
+    assert isinstance(acts[1], Fail)
+    assert m.state is MemberState.FAILED
+
+
+def test_heartbeat_coordinator_errors() -> None:
+    m = joined()
+    assert m.on_heartbeat_response(s.NOT_COORDINATOR) == [FindCoordinator()]
+    assert m.on_heartbeat_response(s.COORDINATOR_NOT_AVAILABLE) == [FindCoordinator()]
+    assert m.on_heartbeat_response(s.COORDINATOR_LOAD_IN_PROGRESS) == [Backoff(100)]
+    assert m.state is MemberState.STABLE
+    assert m.owned == {A, B}
+
+
+def test_heartbeat_unknown_error_fatal() -> None:
+    m = joined()
+    assert isinstance(m.on_heartbeat_response(30)[-1], Fail)
+
+
+def test_session_lost() -> None:
+    m = joined()
+    assert m.on_session_lost() == [Lose(frozenset({A, B}))]
+    assert m.member_id == ""
+    assert m.rejoin_needed
+    assert GroupMembership().on_session_lost() == []
+
+
+def test_poll_timeout_leaves_then_poll_rejoins() -> None:
+    m = joined()
+    assert m.on_poll_timeout() == [Revoke(frozenset({A, B})), SendLeave()]
+    assert m.state is MemberState.LEFT
+    assert not m.rejoin_needed
+    assert m.member_id == ""
+    assert m.on_poll_timeout() == []
+    m.on_poll()
+    assert m.state is MemberState.UNJOINED
+    assert m.rejoin_needed
+    assert m.begin_join() == [SendJoin()]
+
+
+def test_static_member_poll_timeout_keeps_identity() -> None:
+    m = joined(instance="i1")
+    assert m.on_poll_timeout() == [Revoke(frozenset({A, B}))]
+    assert m.member_id == "me"
+
+
+def test_leave() -> None:
+    m = joined()
+    assert m.leave() == [Revoke(frozenset({A, B})), SendLeave()]
+    assert m.state is MemberState.LEFT
+    m.request_rejoin("ignored after leaving")
+    assert not m.rejoin_needed
+    m.reset()
+    assert m.state is MemberState.UNJOINED
+    assert m.rejoin_needed
+
+
+def test_leave_static_member_sends_no_leave() -> None:
+    m = joined(instance="i1")
+    assert m.leave() == [Revoke(frozenset({A, B}))]
+
+
+def test_leave_before_join() -> None:
+    assert GroupMembership().leave() == []
+
+
+def test_subscription_change_requests_rejoin() -> None:
+    m = joined()
+    m.on_subscription_change()
+    assert m.rejoin_needed
+    assert m.rejoin_reason == "subscription changed"
