@@ -112,6 +112,11 @@ class LocalS3:
         return self._proc is not None and self._proc.poll() is None
 
     @property
+    def pid(self) -> int | None:
+        """Pid of the moto process, or None when it is not running."""
+        return self._proc.pid if self._proc is not None and self.running else None
+
+    @property
     def env(self) -> dict[str, str]:
         """Environment that points an S3 client (Tansu's object_store) at this server."""
         return {

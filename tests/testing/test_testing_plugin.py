@@ -1,0 +1,96 @@
+"""The pytest plugin's fixtures, used directly and through a child pytest run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kafka_async.testing import EmbeddedBroker, _wire, topic_partitions
+
+pytestmark = pytest.mark.integration
+
+
+def test_kafka_broker_answers(kafka_broker: str) -> None:
+    host, _, port = kafka_broker.partition(":")
+    assert host
+    assert port.isdigit()
+    assert _wire.probe(kafka_broker, timeout=5)
+
+
+def test_new_topic_makes_unique_topics(kafka_broker: str, new_topic: Callable[..., str]) -> None:
+    a = new_topic(3)
+    b = new_topic(1, prefix="other")
+    assert a != b
+    assert b.startswith("other-")
+    assert topic_partitions(kafka_broker, a) == 3
+    assert topic_partitions(kafka_broker, b) == 1
+
+
+def test_embedded_broker_fixture_is_private(
+    kafka_broker: str, embedded_broker: EmbeddedBroker
+) -> None:
+    assert embedded_broker.running
+    assert embedded_broker.bootstrap_servers != kafka_broker
+    embedded_broker.restart()
+    assert _wire.probe(embedded_broker.bootstrap_servers)
+
+
+def _run_child_pytest(
+    tmp_path: Path, body: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_child.py").write_text(textwrap.dedent(body))
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("KAFKA_", "PYTEST_"))}
+    full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_env_bootstrap_servers_wins(tmp_path: Path) -> None:
+    out = _run_child_pytest(
+        tmp_path,
+        """
+        def test_it(kafka_broker):
+            assert kafka_broker == "203.0.113.7:9092"
+        """,
+        {"KAFKA_BOOTSTRAP_SERVERS": "203.0.113.7:9092"},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed" in out.stdout
+
+
+def test_testcontainers_without_docker_skips_with_reason(tmp_path: Path) -> None:
+    out = _run_child_pytest(
+        tmp_path,
+        """
+        def test_it(kafka_broker):
+            raise AssertionError("must not run")
+        """,
+        # Point Docker at a socket that does not exist so the check fails fast and surely.
+        {"KAFKA_TESTCONTAINERS": "1", "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 skipped" in out.stdout
+    assert "KAFKA_TESTCONTAINERS=1" in out.stdout
+
+
+def test_plugin_import_is_light() -> None:
+    code = (
+        "import sys, kafka_async.testing.plugin;"
+        "heavy = [m for m in ('kafka_async.testing.broker', 'anyio', 'kafka_async.protocol.schema',"
+        " 'testcontainers', 'docker') if m in sys.modules];"
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
