@@ -1,0 +1,55 @@
+"""A PySpark data source for Kafka, built on kafka_async (extra ``spark``).
+
+Spark's own Kafka connector is a JVM jar that many environments cannot fetch; this one is
+pure Python on the Python Data Source API (pyspark >= 4.0). Its options and columns mirror
+Spark's built-in Kafka source and sink, so a job switches by changing the format name::
+
+    from kafka_async.spark import register
+    register(spark)                      # registers the format "kafka_async"
+    df = (spark.read.format("kafka_async")
+          .option("kafka.bootstrap.servers", "127.0.0.1:9092")
+          .option("subscribe", "events")
+          .load())
+
+Nothing here imports pyspark until :func:`register` or :class:`KafkaDataSource` is used, so
+``import kafka_async.spark`` is cheap and works without the extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .options import SinkOptions, SourceOptions, parse_sink_options, parse_source_options
+from .planning import DataLossError, OffsetRange
+
+if TYPE_CHECKING:
+    from .source import KafkaDataSource
+
+#: The format name the data source registers under.
+FORMAT = "kafka_async"
+
+__all__ = [
+    "FORMAT",
+    "DataLossError",
+    "KafkaDataSource",
+    "OffsetRange",
+    "SinkOptions",
+    "SourceOptions",
+    "parse_sink_options",
+    "parse_source_options",
+    "register",
+]
+
+
+def register(spark: Any) -> None:
+    """Register the ``kafka_async`` format with a ``SparkSession`` (once per session)."""
+    from .source import KafkaDataSource
+
+    spark.dataSource.register(KafkaDataSource)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KafkaDataSource":
+        return importlib.import_module(".source", __name__).KafkaDataSource
+    raise AttributeError(f"module 'kafka_async.spark' has no attribute {name!r}")
