@@ -97,13 +97,32 @@ class ClientClosedError(KafkaError):
 
 
 class BrokerResponseError(KafkaError):
-    """An error code returned by a broker. Subclasses exist for every known code."""
+    """An error code returned by a broker. Subclasses exist for every known code.
+
+    Each subclass declares ``code`` and ``name`` (Kafka's), and three flags a client acts on:
+    ``retriable`` (the Java client's ``RetriableException`` set: trying again later may
+    succeed), ``invalid_metadata`` (refresh the cluster metadata before retrying, the leader
+    moved or the topic changed) and ``invalid_coordinator`` (look the group or transaction
+    coordinator up again).
+    """
 
     code: ClassVar[int] = -1
     #: The name Kafka uses for this code, such as ``NOT_LEADER_OR_FOLLOWER``.
     name: ClassVar[str] = "UNKNOWN"
     #: True when the client should refresh its metadata before retrying.
     invalid_metadata: ClassVar[bool] = False
+    #: True when the client should find the coordinator again before retrying.
+    invalid_coordinator: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # Only classes that declare their own code join the registry (not UnknownBrokerError
+        # or user subclasses of a code class).
+        if "code" in cls.__dict__:
+            other = _BY_CODE.get(cls.code)
+            if other is not None:
+                raise TypeError(f"error code {cls.code} already belongs to {other.__name__}")
+            _BY_CODE[cls.code] = cls
 
     def __init__(self, message: str | None = None) -> None:
         self.message = message
@@ -112,41 +131,1015 @@ class BrokerResponseError(KafkaError):
             text += f": {message}"
         super().__init__(text)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.message,))
+
 
 class UnknownBrokerError(BrokerResponseError):
-    """An error code this client does not know; ``code`` holds the raw value."""
+    """An error code this client does not know; ``unknown_code`` holds the raw value."""
 
     def __init__(self, code: int, message: str | None = None) -> None:
         self.unknown_code = code
         super().__init__(message)
         self.args = (f"[Error {code}] UNKNOWN_ERROR_CODE" + (f": {message}" if message else ""),)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.unknown_code, self.message))
+
 
 _BY_CODE: dict[int, type[BrokerResponseError]] = {}
 
+# One class per code Kafka defines (up to Kafka 4.0 and the codes reserved just after it).
+# Declared one by one, not generated at import time, so that type checkers and IDEs see them.
 
-def _register(
-    code: int, name: str, retriable: bool = False, invalid_metadata: bool = False
-) -> type[BrokerResponseError]:
-    cls_name = "".join(part.capitalize() for part in name.split("_")) + "Error"
-    cls = type(
-        cls_name,
-        (BrokerResponseError,),
-        {
-            "code": code,
-            "name": name,
-            "retriable": retriable,
-            "invalid_metadata": invalid_metadata,
-            "__doc__": f"Kafka error code {code}: {name}.",
-            "__module__": __name__,
-        },
-    )
-    _BY_CODE[code] = cls
-    return cls
+
+class UnknownServerError(BrokerResponseError):
+    """The broker hit an unexpected error; its log has the details. (code -1)"""
+
+    code = -1
+    name = "UNKNOWN_SERVER_ERROR"
+
+
+class OffsetOutOfRangeError(BrokerResponseError):
+    """The requested offset is outside the range the partition holds. (code 1)"""
+
+    code = 1
+    name = "OFFSET_OUT_OF_RANGE"
+
+
+class CorruptMessageError(BrokerResponseError):
+    """A record batch failed its CRC or is otherwise malformed. (code 2)"""
+
+    code = 2
+    name = "CORRUPT_MESSAGE"
+    retriable = True
+
+
+class UnknownTopicOrPartitionError(BrokerResponseError):
+    """The broker does not host this topic or partition (it may not exist yet). (code 3)"""
+
+    code = 3
+    name = "UNKNOWN_TOPIC_OR_PARTITION"
+    retriable = True
+    invalid_metadata = True
+
+
+class InvalidFetchSizeError(BrokerResponseError):
+    """Kafka error invalid fetch size. (code 4)"""
+
+    code = 4
+    name = "INVALID_FETCH_SIZE"
+
+
+class LeaderNotAvailableError(BrokerResponseError):
+    """The partition has no leader at the moment, usually during an election. (code 5)"""
+
+    code = 5
+    name = "LEADER_NOT_AVAILABLE"
+    retriable = True
+    invalid_metadata = True
+
+
+class NotLeaderOrFollowerError(BrokerResponseError):
+    """The broker is not the leader (or not a replica) of this partition. (code 6)"""
+
+    code = 6
+    name = "NOT_LEADER_OR_FOLLOWER"
+    retriable = True
+    invalid_metadata = True
+
+
+class RequestTimedOutError(BrokerResponseError):
+    """The broker did not finish the request within its timeout. (code 7)"""
+
+    code = 7
+    name = "REQUEST_TIMED_OUT"
+    retriable = True
+
+
+class BrokerNotAvailableError(BrokerResponseError):
+    """Kafka error broker not available. (code 8)"""
+
+    code = 8
+    name = "BROKER_NOT_AVAILABLE"
+
+
+class ReplicaNotAvailableError(BrokerResponseError):
+    """Kafka error replica not available. (code 9)"""
+
+    code = 9
+    name = "REPLICA_NOT_AVAILABLE"
+    retriable = True
+    invalid_metadata = True
+
+
+class MessageTooLargeError(BrokerResponseError):
+    """A record batch is larger than the broker accepts. (code 10)"""
+
+    code = 10
+    name = "MESSAGE_TOO_LARGE"
+
+
+class StaleControllerEpochError(BrokerResponseError):
+    """Kafka error stale controller epoch. (code 11)"""
+
+    code = 11
+    name = "STALE_CONTROLLER_EPOCH"
+
+
+class OffsetMetadataTooLargeError(BrokerResponseError):
+    """Kafka error offset metadata too large. (code 12)"""
+
+    code = 12
+    name = "OFFSET_METADATA_TOO_LARGE"
+
+
+class NetworkError(BrokerResponseError):
+    """The connection between brokers broke before an answer arrived. (code 13)"""
+
+    code = 13
+    name = "NETWORK_EXCEPTION"
+    retriable = True
+    invalid_metadata = True
+
+
+class CoordinatorLoadInProgressError(BrokerResponseError):
+    """The coordinator is still loading its state. (code 14)"""
+
+    code = 14
+    name = "COORDINATOR_LOAD_IN_PROGRESS"
+    retriable = True
+
+
+class CoordinatorNotAvailableError(BrokerResponseError):
+    """The coordinator is not available. (code 15)"""
+
+    code = 15
+    name = "COORDINATOR_NOT_AVAILABLE"
+    retriable = True
+    invalid_coordinator = True
+
+
+class NotCoordinatorError(BrokerResponseError):
+    """The broker is not the coordinator for this group or transactional id. (code 16)"""
+
+    code = 16
+    name = "NOT_COORDINATOR"
+    retriable = True
+    invalid_coordinator = True
+
+
+class InvalidTopicError(BrokerResponseError):
+    """The topic name is invalid, or the operation is not allowed on this topic. (code 17)"""
+
+    code = 17
+    name = "INVALID_TOPIC_EXCEPTION"
+
+
+class RecordListTooLargeError(BrokerResponseError):
+    """Kafka error record list too large. (code 18)"""
+
+    code = 18
+    name = "RECORD_LIST_TOO_LARGE"
+
+
+class NotEnoughReplicasError(BrokerResponseError):
+    """Fewer in-sync replicas than required; nothing was written. (code 19)"""
+
+    code = 19
+    name = "NOT_ENOUGH_REPLICAS"
+    retriable = True
+
+
+class NotEnoughReplicasAfterAppendError(BrokerResponseError):
+    """Written, but to fewer in-sync replicas than required. (code 20)"""
+
+    code = 20
+    name = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+    retriable = True
+
+
+class InvalidRequiredAcksError(BrokerResponseError):
+    """Kafka error invalid required acks. (code 21)"""
+
+    code = 21
+    name = "INVALID_REQUIRED_ACKS"
+
+
+class IllegalGenerationError(BrokerResponseError):
+    """The group generation in the request is not the current one. (code 22)"""
+
+    code = 22
+    name = "ILLEGAL_GENERATION"
+
+
+class InconsistentGroupProtocolError(BrokerResponseError):
+    """Kafka error inconsistent group protocol. (code 23)"""
+
+    code = 23
+    name = "INCONSISTENT_GROUP_PROTOCOL"
+
+
+class InvalidGroupIdError(BrokerResponseError):
+    """Kafka error invalid group id. (code 24)"""
+
+    code = 24
+    name = "INVALID_GROUP_ID"
+
+
+class UnknownMemberIdError(BrokerResponseError):
+    """The coordinator does not know this member id. (code 25)"""
+
+    code = 25
+    name = "UNKNOWN_MEMBER_ID"
+
+
+class InvalidSessionTimeoutError(BrokerResponseError):
+    """Kafka error invalid session timeout. (code 26)"""
+
+    code = 26
+    name = "INVALID_SESSION_TIMEOUT"
+
+
+class RebalanceInProgressError(BrokerResponseError):
+    """The group is rebalancing; the member must rejoin. (code 27)"""
+
+    code = 27
+    name = "REBALANCE_IN_PROGRESS"
+
+
+class InvalidCommitOffsetSizeError(BrokerResponseError):
+    """Kafka error invalid commit offset size. (code 28)"""
+
+    code = 28
+    name = "INVALID_COMMIT_OFFSET_SIZE"
+
+
+class TopicAuthorizationFailedError(BrokerResponseError):
+    """Not authorized to access the topic. (code 29)"""
+
+    code = 29
+    name = "TOPIC_AUTHORIZATION_FAILED"
+
+
+class GroupAuthorizationFailedError(BrokerResponseError):
+    """Not authorized to access the group. (code 30)"""
+
+    code = 30
+    name = "GROUP_AUTHORIZATION_FAILED"
+
+
+class ClusterAuthorizationFailedError(BrokerResponseError):
+    """Not authorized for this cluster-wide operation. (code 31)"""
+
+    code = 31
+    name = "CLUSTER_AUTHORIZATION_FAILED"
+
+
+class InvalidTimestampError(BrokerResponseError):
+    """Kafka error invalid timestamp. (code 32)"""
+
+    code = 32
+    name = "INVALID_TIMESTAMP"
+
+
+class UnsupportedSaslMechanismError(BrokerResponseError):
+    """The broker does not support the requested SASL mechanism. (code 33)"""
+
+    code = 33
+    name = "UNSUPPORTED_SASL_MECHANISM"
+
+
+class IllegalSaslStateError(BrokerResponseError):
+    """Kafka error illegal sasl state. (code 34)"""
+
+    code = 34
+    name = "ILLEGAL_SASL_STATE"
+
+
+class UnsupportedVersionError(BrokerResponseError):
+    """The broker does not support this API version. (code 35)"""
+
+    code = 35
+    name = "UNSUPPORTED_VERSION"
+
+
+class TopicAlreadyExistsError(BrokerResponseError):
+    """A topic with this name already exists. (code 36)"""
+
+    code = 36
+    name = "TOPIC_ALREADY_EXISTS"
+
+
+class InvalidPartitionsError(BrokerResponseError):
+    """Kafka error invalid partitions. (code 37)"""
+
+    code = 37
+    name = "INVALID_PARTITIONS"
+
+
+class InvalidReplicationFactorError(BrokerResponseError):
+    """Kafka error invalid replication factor. (code 38)"""
+
+    code = 38
+    name = "INVALID_REPLICATION_FACTOR"
+
+
+class InvalidReplicaAssignmentError(BrokerResponseError):
+    """Kafka error invalid replica assignment. (code 39)"""
+
+    code = 39
+    name = "INVALID_REPLICA_ASSIGNMENT"
+
+
+class InvalidConfigError(BrokerResponseError):
+    """Kafka error invalid config. (code 40)"""
+
+    code = 40
+    name = "INVALID_CONFIG"
+
+
+class NotControllerError(BrokerResponseError):
+    """The broker is not the active controller. (code 41)"""
+
+    code = 41
+    name = "NOT_CONTROLLER"
+    retriable = True
+
+
+class InvalidRequestError(BrokerResponseError):
+    """The broker could not make sense of the request. (code 42)"""
+
+    code = 42
+    name = "INVALID_REQUEST"
+
+
+class UnsupportedForMessageFormatError(BrokerResponseError):
+    """Kafka error unsupported for message format. (code 43)"""
+
+    code = 43
+    name = "UNSUPPORTED_FOR_MESSAGE_FORMAT"
+
+
+class PolicyViolationError(BrokerResponseError):
+    """Kafka error policy violation. (code 44)"""
+
+    code = 44
+    name = "POLICY_VIOLATION"
+
+
+class OutOfOrderSequenceNumberError(BrokerResponseError):
+    """A produce sequence number was not the one the broker expected. (code 45)"""
+
+    code = 45
+    name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+class DuplicateSequenceNumberError(BrokerResponseError):
+    """The broker already holds a batch with this sequence number. (code 46)"""
+
+    code = 46
+    name = "DUPLICATE_SEQUENCE_NUMBER"
+
+
+class InvalidProducerEpochError(BrokerResponseError):
+    """The producer epoch is older than the broker's: the producer is fenced. (code 47)"""
+
+    code = 47
+    name = "INVALID_PRODUCER_EPOCH"
+
+
+class InvalidTxnStateError(BrokerResponseError):
+    """The transactional operation is not valid in the transaction's current state. (code 48)"""
+
+    code = 48
+    name = "INVALID_TXN_STATE"
+
+
+class InvalidProducerIdMappingError(BrokerResponseError):
+    """Kafka error invalid producer id mapping. (code 49)"""
+
+    code = 49
+    name = "INVALID_PRODUCER_ID_MAPPING"
+
+
+class InvalidTransactionTimeoutError(BrokerResponseError):
+    """Kafka error invalid transaction timeout. (code 50)"""
+
+    code = 50
+    name = "INVALID_TRANSACTION_TIMEOUT"
+
+
+class ConcurrentTransactionsError(BrokerResponseError):
+    """Another operation on the same transaction is still in progress. (code 51)"""
+
+    code = 51
+    name = "CONCURRENT_TRANSACTIONS"
+    retriable = True
+
+
+class TransactionCoordinatorFencedError(BrokerResponseError):
+    """Kafka error transaction coordinator fenced. (code 52)"""
+
+    code = 52
+    name = "TRANSACTION_COORDINATOR_FENCED"
+
+
+class TransactionalIdAuthorizationFailedError(BrokerResponseError):
+    """Kafka error transactional id authorization failed. (code 53)"""
+
+    code = 53
+    name = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+
+
+class SecurityDisabledError(BrokerResponseError):
+    """Kafka error security disabled. (code 54)"""
+
+    code = 54
+    name = "SECURITY_DISABLED"
+
+
+class OperationNotAttemptedError(BrokerResponseError):
+    """Kafka error operation not attempted. (code 55)"""
+
+    code = 55
+    name = "OPERATION_NOT_ATTEMPTED"
+
+
+class KafkaStorageError(BrokerResponseError):
+    """The broker could not access its log directory. (code 56)"""
+
+    code = 56
+    name = "KAFKA_STORAGE_ERROR"
+    retriable = True
+    invalid_metadata = True
+
+
+class LogDirNotFoundError(BrokerResponseError):
+    """Kafka error log dir not found. (code 57)"""
+
+    code = 57
+    name = "LOG_DIR_NOT_FOUND"
+
+
+class SaslAuthenticationFailedError(BrokerResponseError):
+    """SASL authentication failed. (code 58)"""
+
+    code = 58
+    name = "SASL_AUTHENTICATION_FAILED"
+
+
+class UnknownProducerIdError(BrokerResponseError):
+    """The broker no longer has state for this producer id. (code 59)"""
+
+    code = 59
+    name = "UNKNOWN_PRODUCER_ID"
+
+
+class ReassignmentInProgressError(BrokerResponseError):
+    """Kafka error reassignment in progress. (code 60)"""
+
+    code = 60
+    name = "REASSIGNMENT_IN_PROGRESS"
+
+
+class DelegationTokenAuthDisabledError(BrokerResponseError):
+    """Kafka error delegation token auth disabled. (code 61)"""
+
+    code = 61
+    name = "DELEGATION_TOKEN_AUTH_DISABLED"
+
+
+class DelegationTokenNotFoundError(BrokerResponseError):
+    """Kafka error delegation token not found. (code 62)"""
+
+    code = 62
+    name = "DELEGATION_TOKEN_NOT_FOUND"
+
+
+class DelegationTokenOwnerMismatchError(BrokerResponseError):
+    """Kafka error delegation token owner mismatch. (code 63)"""
+
+    code = 63
+    name = "DELEGATION_TOKEN_OWNER_MISMATCH"
+
+
+class DelegationTokenRequestNotAllowedError(BrokerResponseError):
+    """Kafka error delegation token request not allowed. (code 64)"""
+
+    code = 64
+    name = "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"
+
+
+class DelegationTokenAuthorizationFailedError(BrokerResponseError):
+    """Kafka error delegation token authorization failed. (code 65)"""
+
+    code = 65
+    name = "DELEGATION_TOKEN_AUTHORIZATION_FAILED"
+
+
+class DelegationTokenExpiredError(BrokerResponseError):
+    """Kafka error delegation token expired. (code 66)"""
+
+    code = 66
+    name = "DELEGATION_TOKEN_EXPIRED"
+
+
+class InvalidPrincipalTypeError(BrokerResponseError):
+    """Kafka error invalid principal type. (code 67)"""
+
+    code = 67
+    name = "INVALID_PRINCIPAL_TYPE"
+
+
+class NonEmptyGroupError(BrokerResponseError):
+    """Kafka error non empty group. (code 68)"""
+
+    code = 68
+    name = "NON_EMPTY_GROUP"
+
+
+class GroupIdNotFoundError(BrokerResponseError):
+    """The group does not exist. (code 69)"""
+
+    code = 69
+    name = "GROUP_ID_NOT_FOUND"
+
+
+class FetchSessionIdNotFoundError(BrokerResponseError):
+    """The fetch session id is unknown to the broker. (code 70)"""
+
+    code = 70
+    name = "FETCH_SESSION_ID_NOT_FOUND"
+    retriable = True
+
+
+class InvalidFetchSessionEpochError(BrokerResponseError):
+    """The fetch session epoch does not match the broker's. (code 71)"""
+
+    code = 71
+    name = "INVALID_FETCH_SESSION_EPOCH"
+    retriable = True
+
+
+class ListenerNotFoundError(BrokerResponseError):
+    """Kafka error listener not found. (code 72)"""
+
+    code = 72
+    name = "LISTENER_NOT_FOUND"
+    retriable = True
+    invalid_metadata = True
+
+
+class TopicDeletionDisabledError(BrokerResponseError):
+    """Kafka error topic deletion disabled. (code 73)"""
+
+    code = 73
+    name = "TOPIC_DELETION_DISABLED"
+
+
+class FencedLeaderEpochError(BrokerResponseError):
+    """The leader epoch in the request is older than the broker's. (code 74)"""
+
+    code = 74
+    name = "FENCED_LEADER_EPOCH"
+    retriable = True
+    invalid_metadata = True
+
+
+class UnknownLeaderEpochError(BrokerResponseError):
+    """The leader epoch in the request is newer than the broker's. (code 75)"""
+
+    code = 75
+    name = "UNKNOWN_LEADER_EPOCH"
+    retriable = True
+    invalid_metadata = True
+
+
+class UnsupportedCompressionTypeError(BrokerResponseError):
+    """Kafka error unsupported compression type. (code 76)"""
+
+    code = 76
+    name = "UNSUPPORTED_COMPRESSION_TYPE"
+
+
+class StaleBrokerEpochError(BrokerResponseError):
+    """Kafka error stale broker epoch. (code 77)"""
+
+    code = 77
+    name = "STALE_BROKER_EPOCH"
+
+
+class OffsetNotAvailableError(BrokerResponseError):
+    """Kafka error offset not available. (code 78)"""
+
+    code = 78
+    name = "OFFSET_NOT_AVAILABLE"
+    retriable = True
+
+
+class MemberIdRequiredError(BrokerResponseError):
+    """The member must rejoin with the member id the coordinator gave it. (code 79)"""
+
+    code = 79
+    name = "MEMBER_ID_REQUIRED"
+
+
+class PreferredLeaderNotAvailableError(BrokerResponseError):
+    """Kafka error preferred leader not available. (code 80)"""
+
+    code = 80
+    name = "PREFERRED_LEADER_NOT_AVAILABLE"
+    retriable = True
+    invalid_metadata = True
+
+
+class GroupMaxSizeReachedError(BrokerResponseError):
+    """Kafka error group max size reached. (code 81)"""
+
+    code = 81
+    name = "GROUP_MAX_SIZE_REACHED"
+
+
+class FencedInstanceIdError(BrokerResponseError):
+    """Another member with the same group instance id replaced this one. (code 82)"""
+
+    code = 82
+    name = "FENCED_INSTANCE_ID"
+
+
+class EligibleLeadersNotAvailableError(BrokerResponseError):
+    """Kafka error eligible leaders not available. (code 83)"""
+
+    code = 83
+    name = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+    retriable = True
+    invalid_metadata = True
+
+
+class ElectionNotNeededError(BrokerResponseError):
+    """Kafka error election not needed. (code 84)"""
+
+    code = 84
+    name = "ELECTION_NOT_NEEDED"
+    retriable = True
+    invalid_metadata = True
+
+
+class NoReassignmentInProgressError(BrokerResponseError):
+    """Kafka error no reassignment in progress. (code 85)"""
+
+    code = 85
+    name = "NO_REASSIGNMENT_IN_PROGRESS"
+
+
+class GroupSubscribedToTopicError(BrokerResponseError):
+    """Kafka error group subscribed to topic. (code 86)"""
+
+    code = 86
+    name = "GROUP_SUBSCRIBED_TO_TOPIC"
+
+
+class InvalidRecordError(BrokerResponseError):
+    """Kafka error invalid record. (code 87)"""
+
+    code = 87
+    name = "INVALID_RECORD"
+
+
+class UnstableOffsetCommitError(BrokerResponseError):
+    """Kafka error unstable offset commit. (code 88)"""
+
+    code = 88
+    name = "UNSTABLE_OFFSET_COMMIT"
+    retriable = True
+
+
+class ThrottlingQuotaExceededError(BrokerResponseError):
+    """A quota was exceeded; retry after the throttle time. (code 89)"""
+
+    code = 89
+    name = "THROTTLING_QUOTA_EXCEEDED"
+    retriable = True
+
+
+class ProducerFencedError(BrokerResponseError):
+    """A newer producer with the same transactional id fenced this one. (code 90)"""
+
+    code = 90
+    name = "PRODUCER_FENCED"
+
+
+class ResourceNotFoundError(BrokerResponseError):
+    """Kafka error resource not found. (code 91)"""
+
+    code = 91
+    name = "RESOURCE_NOT_FOUND"
+
+
+class DuplicateResourceError(BrokerResponseError):
+    """Kafka error duplicate resource. (code 92)"""
+
+    code = 92
+    name = "DUPLICATE_RESOURCE"
+
+
+class UnacceptableCredentialError(BrokerResponseError):
+    """Kafka error unacceptable credential. (code 93)"""
+
+    code = 93
+    name = "UNACCEPTABLE_CREDENTIAL"
+
+
+class InconsistentVoterSetError(BrokerResponseError):
+    """Kafka error inconsistent voter set. (code 94)"""
+
+    code = 94
+    name = "INCONSISTENT_VOTER_SET"
+
+
+class InvalidUpdateVersionError(BrokerResponseError):
+    """Kafka error invalid update version. (code 95)"""
+
+    code = 95
+    name = "INVALID_UPDATE_VERSION"
+
+
+class FeatureUpdateFailedError(BrokerResponseError):
+    """Kafka error feature update failed. (code 96)"""
+
+    code = 96
+    name = "FEATURE_UPDATE_FAILED"
+
+
+class PrincipalDeserializationFailureError(BrokerResponseError):
+    """Kafka error principal deserialization failure. (code 97)"""
+
+    code = 97
+    name = "PRINCIPAL_DESERIALIZATION_FAILURE"
+
+
+class SnapshotNotFoundError(BrokerResponseError):
+    """Kafka error snapshot not found. (code 98)"""
+
+    code = 98
+    name = "SNAPSHOT_NOT_FOUND"
+
+
+class PositionOutOfRangeError(BrokerResponseError):
+    """Kafka error position out of range. (code 99)"""
+
+    code = 99
+    name = "POSITION_OUT_OF_RANGE"
+
+
+class UnknownTopicIdError(BrokerResponseError):
+    """The broker does not host a topic with this id. (code 100)"""
+
+    code = 100
+    name = "UNKNOWN_TOPIC_ID"
+    retriable = True
+    invalid_metadata = True
+
+
+class DuplicateBrokerRegistrationError(BrokerResponseError):
+    """Kafka error duplicate broker registration. (code 101)"""
+
+    code = 101
+    name = "DUPLICATE_BROKER_REGISTRATION"
+
+
+class BrokerIdNotRegisteredError(BrokerResponseError):
+    """Kafka error broker id not registered. (code 102)"""
+
+    code = 102
+    name = "BROKER_ID_NOT_REGISTERED"
+
+
+class InconsistentTopicIdError(BrokerResponseError):
+    """Kafka error inconsistent topic id. (code 103)"""
+
+    code = 103
+    name = "INCONSISTENT_TOPIC_ID"
+    retriable = True
+    invalid_metadata = True
+
+
+class InconsistentClusterIdError(BrokerResponseError):
+    """Kafka error inconsistent cluster id. (code 104)"""
+
+    code = 104
+    name = "INCONSISTENT_CLUSTER_ID"
+
+
+class TransactionalIdNotFoundError(BrokerResponseError):
+    """Kafka error transactional id not found. (code 105)"""
+
+    code = 105
+    name = "TRANSACTIONAL_ID_NOT_FOUND"
+
+
+class FetchSessionTopicIdError(BrokerResponseError):
+    """Kafka error fetch session topic id error. (code 106)"""
+
+    code = 106
+    name = "FETCH_SESSION_TOPIC_ID_ERROR"
+    retriable = True
+
+
+class IneligibleReplicaError(BrokerResponseError):
+    """Kafka error ineligible replica. (code 107)"""
+
+    code = 107
+    name = "INELIGIBLE_REPLICA"
+
+
+class NewLeaderElectedError(BrokerResponseError):
+    """Kafka error new leader elected. (code 108)"""
+
+    code = 108
+    name = "NEW_LEADER_ELECTED"
+
+
+class OffsetMovedToTieredStorageError(BrokerResponseError):
+    """Kafka error offset moved to tiered storage. (code 109)"""
+
+    code = 109
+    name = "OFFSET_MOVED_TO_TIERED_STORAGE"
+
+
+class FencedMemberEpochError(BrokerResponseError):
+    """Kafka error fenced member epoch. (code 110)"""
+
+    code = 110
+    name = "FENCED_MEMBER_EPOCH"
+
+
+class UnreleasedInstanceIdError(BrokerResponseError):
+    """Kafka error unreleased instance id. (code 111)"""
+
+    code = 111
+    name = "UNRELEASED_INSTANCE_ID"
+
+
+class UnsupportedAssignorError(BrokerResponseError):
+    """Kafka error unsupported assignor. (code 112)"""
+
+    code = 112
+    name = "UNSUPPORTED_ASSIGNOR"
+
+
+class StaleMemberEpochError(BrokerResponseError):
+    """Kafka error stale member epoch. (code 113)"""
+
+    code = 113
+    name = "STALE_MEMBER_EPOCH"
+
+
+class MismatchedEndpointTypeError(BrokerResponseError):
+    """Kafka error mismatched endpoint type. (code 114)"""
+
+    code = 114
+    name = "MISMATCHED_ENDPOINT_TYPE"
+
+
+class UnsupportedEndpointTypeError(BrokerResponseError):
+    """Kafka error unsupported endpoint type. (code 115)"""
+
+    code = 115
+    name = "UNSUPPORTED_ENDPOINT_TYPE"
+
+
+class UnknownControllerIdError(BrokerResponseError):
+    """Kafka error unknown controller id. (code 116)"""
+
+    code = 116
+    name = "UNKNOWN_CONTROLLER_ID"
+
+
+class UnknownSubscriptionIdError(BrokerResponseError):
+    """Kafka error unknown subscription id. (code 117)"""
+
+    code = 117
+    name = "UNKNOWN_SUBSCRIPTION_ID"
+
+
+class TelemetryTooLargeError(BrokerResponseError):
+    """Kafka error telemetry too large. (code 118)"""
+
+    code = 118
+    name = "TELEMETRY_TOO_LARGE"
+
+
+class InvalidRegistrationError(BrokerResponseError):
+    """Kafka error invalid registration. (code 119)"""
+
+    code = 119
+    name = "INVALID_REGISTRATION"
+
+
+class TransactionAbortableError(BrokerResponseError):
+    """The transaction hit an error; aborting it lets the producer continue. (code 120)"""
+
+    code = 120
+    name = "TRANSACTION_ABORTABLE"
+
+
+class InvalidRecordStateError(BrokerResponseError):
+    """Kafka error invalid record state. (code 121)"""
+
+    code = 121
+    name = "INVALID_RECORD_STATE"
+
+
+class ShareSessionNotFoundError(BrokerResponseError):
+    """Kafka error share session not found. (code 122)"""
+
+    code = 122
+    name = "SHARE_SESSION_NOT_FOUND"
+    retriable = True
+
+
+class InvalidShareSessionEpochError(BrokerResponseError):
+    """Kafka error invalid share session epoch. (code 123)"""
+
+    code = 123
+    name = "INVALID_SHARE_SESSION_EPOCH"
+    retriable = True
+
+
+class FencedStateEpochError(BrokerResponseError):
+    """Kafka error fenced state epoch. (code 124)"""
+
+    code = 124
+    name = "FENCED_STATE_EPOCH"
+
+
+class InvalidVoterKeyError(BrokerResponseError):
+    """Kafka error invalid voter key. (code 125)"""
+
+    code = 125
+    name = "INVALID_VOTER_KEY"
+
+
+class DuplicateVoterError(BrokerResponseError):
+    """Kafka error duplicate voter. (code 126)"""
+
+    code = 126
+    name = "DUPLICATE_VOTER"
+
+
+class VoterNotFoundError(BrokerResponseError):
+    """Kafka error voter not found. (code 127)"""
+
+    code = 127
+    name = "VOTER_NOT_FOUND"
+
+
+class InvalidRegularExpressionError(BrokerResponseError):
+    """Kafka error invalid regular expression. (code 128)"""
+
+    code = 128
+    name = "INVALID_REGULAR_EXPRESSION"
+
+
+class RebootstrapRequiredError(BrokerResponseError):
+    """Kafka error rebootstrap required. (code 129)"""
+
+    code = 129
+    name = "REBOOTSTRAP_REQUIRED"
+
+
+class StreamsInvalidTopologyError(BrokerResponseError):
+    """Kafka error streams invalid topology. (code 130)"""
+
+    code = 130
+    name = "STREAMS_INVALID_TOPOLOGY"
+
+
+class StreamsInvalidTopologyEpochError(BrokerResponseError):
+    """Kafka error streams invalid topology epoch. (code 131)"""
+
+    code = 131
+    name = "STREAMS_INVALID_TOPOLOGY_EPOCH"
+
+
+class StreamsTopologyFencedError(BrokerResponseError):
+    """Kafka error streams topology fenced. (code 132)"""
+
+    code = 132
+    name = "STREAMS_TOPOLOGY_FENCED"
+
+
+class ShareSessionLimitReachedError(BrokerResponseError):
+    """Kafka error share session limit reached. (code 133)"""
+
+    code = 133
+    name = "SHARE_SESSION_LIMIT_REACHED"
 
 
 def for_code(code: int) -> type[BrokerResponseError] | None:
-    """The exception class for a wire error code; None for 0 (no error)."""
+    """The exception class for a wire error code; None for 0 (no error) or an unknown code."""
     if code == 0:
         return None
     return _BY_CODE.get(code)
