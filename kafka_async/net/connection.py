@@ -1,0 +1,627 @@
+"""One connection to one broker: framing, correlation ids, pipelining, version negotiation.
+
+Lifecycle
+---------
+``await task_group.start(conn.run)`` (or ``await conn.connect(task_group)``) opens the
+stream, runs ApiVersions and, for SASL_* protocols, authentication, then reports started;
+the rest of ``run`` is the reader loop, living in the caller's task group. ``run`` returns
+when the connection closes for any reason; connection failures are never raised into the
+task group, they are delivered to the waiting requests instead. ``async with conn:`` does the
+same with a private task group. ``close()`` may be called from any task and returns within a
+second.
+
+Requests and responses
+----------------------
+Every request is written as one frame (size prefix + header + body built in one bytearray)
+with one ``send`` under the write lock. A request that expects a response appends a waiter
+to a FIFO in that same critical section, so the FIFO order is the wire order; Kafka answers
+requests of one connection in order, so the reader hands each frame to the FIFO's head and a
+correlation id mismatch means the stream is corrupt (fatal). ``expect_response=False``
+(Produce with acks=0) adds no waiter.
+
+Why cancellation cannot desynchronise the stream: a cancelled or timed-out waiter stays in
+the FIFO, marked abandoned; the reader still reads its frame and drops it. The write itself
+is shielded (a half-written frame would corrupt the stream) and bounded by the request's
+deadline; if the deadline passes mid-write, the connection is closed.
+
+Timeouts
+--------
+Each request has a deadline (``timeout``, default ``request_timeout_ms``) covering the write
+and the wait. On expiry the caller gets ``KafkaTimeoutError``. The connection is closed too,
+but only when its *oldest* unanswered request is past its own deadline: then the broker has
+stopped answering and everything queued behind is doomed. A request that timed out merely
+because it queued behind a long poll (a Fetch or JoinGroup with a longer deadline) leaves the
+connection open; its late response is read and dropped.
+
+Errors
+------
+Any stream error (EOF, reset, oversized or malformed frame, unexpected correlation id) closes
+the connection and fails every waiter with ``KafkaConnectionError``; the waiter whose
+response was too large gets ``ResponseTooLargeError`` (checked from the size prefix, before
+the body is read).
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.abc import TaskStatus
+
+from ..errors import (
+    IncompatibleBrokerVersionError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProtocolDecodeError,
+    ResponseTooLargeError,
+    raise_for_code,
+)
+from ..protocol import headers
+from ..protocol.apis import API_VERSIONS
+from ..protocol.codec import Reader
+from ..protocol.schema import Api
+from . import sasl
+from .config import ClientConfig
+
+log = logging.getLogger(__name__)
+
+#: Opens a byte stream to ``host:port`` honouring the config's TLS settings. Injectable so
+#: tests can run the connection and pool over in-memory streams.
+StreamFactory = Callable[[str, int, ClientConfig], Awaitable[anyio.abc.ByteStream]]
+#: Runs after ApiVersions on a fresh connection (SASL); raises to refuse the connection.
+Authenticator = Callable[["BrokerConnection"], Awaitable[None]]
+
+_SIZE = struct.Struct(">i")
+_UNSUPPORTED_VERSION = 35
+_READ_CHUNK = 65536
+_CLOSE_GRACE = 1.0  # seconds close() and shutdown wait for the socket to close
+
+_NEW, _CONNECTING, _READY, _CLOSED = "new", "connecting", "ready", "closed"
+
+
+def _software_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("kafka-async")
+    except Exception:
+        return "0.0.0"
+
+
+_CLIENT_SOFTWARE = ("kafka-async", _software_version())
+
+
+async def tcp_stream(host: str, port: int, config: ClientConfig) -> anyio.abc.ByteStream:
+    """The default :data:`StreamFactory`: TCP via anyio, wrapped in TLS for SSL/SASL_SSL."""
+    ctx = config.tls_context()
+    if ctx is not None:
+        # tls_standard_compatible=False: Kafka brokers often drop the socket without a TLS
+        # close_notify, which is not an attack here since frames carry their own length.
+        return await anyio.connect_tcp(
+            host, port, ssl_context=ctx, tls_standard_compatible=False, tls_hostname=host
+        )
+    return await anyio.connect_tcp(host, port)
+
+
+def _peek_int16(reader: Reader) -> int:
+    return int.from_bytes(reader.buf[reader.pos : reader.pos + 2], "big", signed=True)
+
+
+class _Waiter:
+    """A request waiting for its response frame."""
+
+    __slots__ = (
+        "abandoned",
+        "api",
+        "correlation_id",
+        "deadline",
+        "error",
+        "event",
+        "reader",
+        "version",
+    )
+
+    def __init__(self, api: Api, version: int, correlation_id: int, deadline: float) -> None:
+        self.api = api
+        self.version = version
+        self.correlation_id = correlation_id
+        self.deadline = deadline
+        self.event = anyio.Event()
+        self.reader: Reader | None = None
+        self.error: KafkaError | None = None
+        self.abandoned = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStatistics:
+    """A snapshot of one connection's state and counters."""
+
+    address: str
+    node_id: int | None
+    state: str
+    in_flight: int
+    requests_sent: int
+    responses_received: int
+    responses_dropped: int
+    bytes_sent: int
+    bytes_received: int
+    api_versions: Mapping[int, tuple[int, int]]
+    close_reason: str | None
+
+
+class BrokerConnection:
+    """A pipelined connection to one broker. See the module docstring for the rules."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        config: ClientConfig,
+        *,
+        node_id: int | None = None,
+        stream_factory: StreamFactory | None = None,
+        authenticator: Authenticator | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.config = config
+        self.node_id = node_id
+        self._factory = stream_factory or tcp_stream
+        if authenticator is None and config.uses_sasl:
+            authenticator = sasl.authenticate
+        self._authenticator = authenticator
+        self._state = _NEW
+        self._stream: anyio.abc.ByteStream | None = None
+        self._write_lock = anyio.Lock()
+        self._waiters: deque[_Waiter] = deque()
+        self._rbuf = bytearray()
+        self._next_id = 0
+        self._api_versions: dict[int, tuple[int, int]] = {}
+        self._scope: anyio.CancelScope | None = None
+        self._own_tg: anyio.abc.TaskGroup | None = None
+        self._finished = anyio.Event()
+        self._close_reason: str | None = None
+        self._client_id = config.client_id
+        self._max_response = config.max_response_size
+        self._default_timeout = config.request_timeout
+        # counters
+        self.requests_sent = 0
+        self.responses_received = 0
+        self.responses_dropped = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        #: ``anyio.current_time()`` of the last frame sent or received (idle tracking).
+        self.last_activity = 0.0
+
+    # -- properties ------------------------------------------------------------------------
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def ready(self) -> bool:
+        """True once negotiated and until closed."""
+        return self._state == _READY
+
+    @property
+    def closed(self) -> bool:
+        return self._state == _CLOSED
+
+    @property
+    def in_flight(self) -> int:
+        """Requests written whose responses have not been read yet (abandoned ones too)."""
+        return len(self._waiters)
+
+    @property
+    def api_versions(self) -> Mapping[int, tuple[int, int]]:
+        """api key -> (min, max) version the broker supports, from ApiVersions."""
+        return self._api_versions
+
+    @property
+    def close_reason(self) -> str | None:
+        return self._close_reason
+
+    def __repr__(self) -> str:
+        node = f" node={self.node_id}" if self.node_id is not None else ""
+        return (
+            f"<BrokerConnection {self.address}{node} {self._state} in_flight={len(self._waiters)}>"
+        )
+
+    # -- versions --------------------------------------------------------------------------
+
+    def version_for(
+        self, api: Api, min_version: int | None = None, max_version: int | None = None
+    ) -> int:
+        """The highest version of ``api`` both sides support within the given bounds."""
+        lo = api.min_version if min_version is None else max(api.min_version, min_version)
+        hi = api.max_version if max_version is None else min(api.max_version, max_version)
+        broker = self._api_versions.get(api.key)
+        if broker is None:
+            raise IncompatibleBrokerVersionError(
+                f"{self.address}: broker does not support {api.name} (api key {api.key})"
+            )
+        lo = max(lo, broker[0])
+        hi = min(hi, broker[1])
+        if lo > hi:
+            raise IncompatibleBrokerVersionError(
+                f"{self.address}: no common version of {api.name}: broker supports "
+                f"{broker[0]}-{broker[1]}, client needs {min_version or api.min_version}-"
+                f"{max_version if max_version is not None else api.max_version}"
+            )
+        return hi
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def connect(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Open and negotiate; the reader runs in ``task_group``. Raises on failure."""
+        await task_group.start(self.run)
+
+    async def __aenter__(self) -> BrokerConnection:
+        tg = self._own_tg = anyio.create_task_group()
+        await tg.__aenter__()
+        try:
+            await tg.start(self.run)
+        except BaseException:
+            # Leave the private group cleanly, then raise the connect error itself rather
+            # than an exception group.
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self.close()
+        assert self._own_tg is not None
+        return await self._own_tg.__aexit__(exc_type, exc, tb)
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect, negotiate, report started, then read responses until closed."""
+        if self._state != _NEW:
+            raise KafkaConnectionError(f"{self.address}: a connection can only be run once")
+        self._state = _CONNECTING
+        try:
+            try:
+                with anyio.fail_after(self.config.connect_timeout):
+                    self._stream = await self._factory(self.host, self.port, self.config)
+            except TimeoutError:
+                raise KafkaConnectionError(
+                    f"{self.address}: connect timed out after {self.config.connect_timeout_ms} ms"
+                ) from None
+            except OSError as exc:
+                raise KafkaConnectionError(f"{self.address}: cannot connect: {exc}") from exc
+        except BaseException:
+            self._state = _CLOSED
+            self._close_reason = "connect failed"
+            self._finished.set()
+            raise
+        self.last_activity = anyio.current_time()
+        handshake_error: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                self._scope = tg.cancel_scope
+                tg.start_soon(self._read_loop)
+                try:
+                    await self._handshake()
+                except Exception as exc:
+                    handshake_error = exc
+                    self._fail(KafkaConnectionError(f"{self.address}: handshake failed: {exc}"))
+                else:
+                    if self._state == _CONNECTING:
+                        self._state = _READY
+                        task_status.started()
+                    else:
+                        handshake_error = KafkaConnectionError(
+                            f"{self.address}: closed during handshake ({self._close_reason})"
+                        )
+        finally:
+            if self._state != _CLOSED:
+                self._fail(KafkaConnectionError(f"{self.address}: connection closed"))
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+                await self._stream.aclose()
+            self._finished.set()
+        if handshake_error is not None:
+            raise handshake_error
+
+    async def close(self) -> None:
+        """Close the connection; every waiter gets ``KafkaConnectionError``. Never hangs."""
+        if self._state == _NEW:
+            self._state = _CLOSED
+            self._close_reason = "closed before connecting"
+            self._finished.set()
+            return
+        if self._state != _CLOSED:
+            self._fail(KafkaConnectionError(f"{self.address}: connection closed by the client"))
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+            await self._finished.wait()
+
+    aclose = close
+
+    def _fail(self, exc: KafkaConnectionError, head_error: KafkaError | None = None) -> None:
+        """Close the connection: fail all waiters (the head one with ``head_error``).
+
+        Synchronous so the reader, timed-out callers and ``close()`` can all call it; the
+        socket itself is closed by ``run`` as the cancelled reader unwinds.
+        """
+        if self._state == _CLOSED:
+            return
+        log.debug("closing %r: %s", self, exc)
+        self._state = _CLOSED
+        self._close_reason = str(exc)
+        waiters = self._waiters
+        self._waiters = deque()
+        first = True
+        for waiter in waiters:
+            if first and head_error is not None:
+                waiter.error = head_error
+            else:
+                err = type(exc)(*exc.args)
+                err.__cause__ = exc.__cause__
+                waiter.error = err
+            first = False
+            waiter.event.set()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # -- handshake -------------------------------------------------------------------------
+
+    async def _handshake(self) -> None:
+        await self._negotiate_versions()
+        if self._authenticator is not None:
+            await self._authenticator(self)
+
+    async def _negotiate_versions(self) -> None:
+        """ApiVersions with our newest version; on UNSUPPORTED_VERSION retry (KIP-511).
+
+        A broker that does not know the version we sent answers with a v0 body carrying
+        error 35 and its own ApiVersions range, which we then use.
+        """
+        version = API_VERSIONS.max_version
+        body = {
+            "client_software_name": _CLIENT_SOFTWARE[0],
+            "client_software_version": _CLIENT_SOFTWARE[1],
+        }
+        for _ in range(3):
+            reader = await self._exchange(API_VERSIONS, version, body, None, True)
+            assert reader is not None
+            if reader.remaining >= 2 and _peek_int16(reader) == _UNSUPPORTED_VERSION:
+                fallback = API_VERSIONS.decode_response(0, reader)
+                theirs = [k for k in fallback.api_keys if k.api_key == API_VERSIONS.key]
+                new_version = min(API_VERSIONS.max_version, theirs[0].max_version) if theirs else 0
+                if new_version >= version:
+                    new_version = version - 1
+                if new_version < 0:
+                    raise IncompatibleBrokerVersionError(
+                        f"{self.address}: broker rejected every ApiVersions version"
+                    )
+                version = new_version
+                continue
+            resp = API_VERSIONS.decode_response(version, reader)
+            raise_for_code(resp.error_code)
+            self._api_versions = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+            return
+        raise IncompatibleBrokerVersionError(f"{self.address}: ApiVersions negotiation failed")
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def request(
+        self,
+        api: Api,
+        body: Any,
+        *,
+        version: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a per-request deadline, by design
+        expect_response: bool = True,
+    ) -> Any:
+        """Send one request and return its decoded response (None if no response expected).
+
+        ``version`` defaults to :meth:`version_for`. ``timeout`` (seconds) defaults to
+        ``request_timeout_ms``; long polls pass their own (e.g. fetch max wait + timeout).
+        Raises ``KafkaTimeoutError``, ``KafkaConnectionError``, ``UnsupportedFieldError``
+        (the body does not fit the version) or ``ProtocolDecodeError``.
+        """
+        if version is None:
+            version = self.version_for(api)
+        reader = await self._exchange(api, version, body, timeout, expect_response)
+        if reader is None:
+            return None
+        return api.decode_response(version, reader)
+
+    async def _exchange(
+        self,
+        api: Api,
+        version: int,
+        body: Any,
+        timeout: float | None,  # noqa: ASYNC109
+        expect_response: bool,
+    ) -> Reader | None:
+        if self._state not in (_READY, _CONNECTING) or self._stream is None:
+            raise KafkaConnectionError(
+                f"{self.address}: connection is {self._state}"
+                + (f" ({self._close_reason})" if self._close_reason else "")
+            )
+        cid = self._next_id
+        self._next_id = (cid + 1) & 0x7FFFFFFF
+        # Size prefix, header and body in one buffer: one allocation chain, one send.
+        frame = bytearray(4)
+        frame += headers.encode_request_header(api, version, cid, self._client_id)
+        api.request.encoder_for(version, api.is_flexible(version))(frame, body)
+        _SIZE.pack_into(frame, 0, len(frame) - 4)
+        if timeout is None:
+            timeout = self._default_timeout
+        deadline = anyio.current_time() + timeout
+        waiter = _Waiter(api, version, cid, deadline) if expect_response else None
+        sent = False
+        with anyio.CancelScope(deadline=deadline):
+            await self._send(frame, waiter, deadline, api)
+            sent = True
+            if waiter is None:
+                return None
+            try:
+                await waiter.event.wait()
+            except BaseException:
+                waiter.abandoned = True
+                raise
+        if not sent:
+            raise KafkaTimeoutError(
+                f"{self.address}: {api.name} not sent within {timeout:.3f} s (write queue busy)"
+            )
+        assert waiter is not None
+        if waiter.reader is not None:
+            return waiter.reader
+        if waiter.error is not None:
+            raise waiter.error
+        # The deadline passed before the response arrived.
+        waiter.abandoned = True
+        self._on_timeout()
+        raise KafkaTimeoutError(
+            f"{self.address}: no response to {api.name} v{version} within {timeout:.3f} s"
+        )
+
+    async def _send(
+        self, frame: bytearray, waiter: _Waiter | None, deadline: float, api: Api
+    ) -> None:
+        stream = self._stream
+        assert stream is not None
+        async with self._write_lock:
+            if self._state == _CLOSED:
+                raise KafkaConnectionError(
+                    f"{self.address}: connection closed ({self._close_reason})"
+                )
+            if anyio.current_time() >= deadline:
+                # Do not start a write the shielded scope below would have to abort.
+                raise KafkaTimeoutError(f"{self.address}: {api.name} not sent before its deadline")
+            if waiter is not None:
+                self._waiters.append(waiter)
+            # Shielded: a frame cut short by cancellation would corrupt the stream for every
+            # later request. The deadline still bounds it.
+            with anyio.CancelScope(shield=True, deadline=deadline) as scope:
+                try:
+                    # Every anyio stream accepts any bytes-like object; converting the
+                    # bytearray to bytes would copy the whole request.
+                    await stream.send(frame)  # type: ignore[arg-type]
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                    self._fail(KafkaConnectionError(f"{self.address}: write failed: {exc!r}"))
+                    raise KafkaConnectionError(f"{self.address}: write failed: {exc!r}") from exc
+            if scope.cancelled_caught:
+                err = KafkaConnectionError(f"{self.address}: write of {api.name} timed out")
+                self._fail(err)
+                raise KafkaTimeoutError(f"{self.address}: write of {api.name} timed out")
+        self.requests_sent += 1
+        self.bytes_sent += len(frame)
+        self.last_activity = anyio.current_time()
+
+    def _on_timeout(self) -> None:
+        """A request timed out: close if the oldest unanswered request is overdue."""
+        if self._state == _CLOSED or not self._waiters:
+            return
+        head = self._waiters[0]
+        if head.deadline <= anyio.current_time():
+            self._fail(
+                KafkaConnectionError(
+                    f"{self.address}: broker did not answer {head.api.name} before its deadline"
+                )
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def _read_exactly(self, n: int) -> bytearray:
+        stream = self._stream
+        assert stream is not None
+        rbuf = self._rbuf
+        have = len(rbuf)
+        if have >= n:
+            out = rbuf[:n]
+            del rbuf[:n]
+            return out
+        out = bytearray(n)
+        view = memoryview(out)
+        view[:have] = rbuf
+        rbuf.clear()
+        while have < n:
+            # Read ahead (at least 64 KiB) so many small pipelined responses cost few calls.
+            chunk = await stream.receive(max(n - have, _READ_CHUNK))
+            self.bytes_received += len(chunk)
+            take = min(len(chunk), n - have)
+            view[have : have + take] = memoryview(chunk)[:take]
+            have += take
+            if take < len(chunk):
+                rbuf += memoryview(chunk)[take:]
+        return out
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                prefix = await self._read_exactly(4)
+                size = _SIZE.unpack(prefix)[0]
+                if size > self._max_response:
+                    head = self._waiters[0] if self._waiters else None
+                    what = f"{head.api.name} response" if head else "response"
+                    msg = (
+                        f"{self.address}: {what} of {size} bytes exceeds "
+                        f"max_response_size={self._max_response}"
+                    )
+                    self._fail(KafkaConnectionError(msg), ResponseTooLargeError(msg))
+                    return
+                if size < 4:
+                    raise ProtocolDecodeError(f"invalid response frame size {size}")
+                if not self._waiters:
+                    raise ProtocolDecodeError("response received with no request in flight")
+                frame = await self._read_exactly(size)
+                now = anyio.current_time()
+                self.last_activity = now
+                waiter = self._waiters[0]
+                reader = Reader(frame)
+                cid = headers.read_response_header(reader, waiter.api, waiter.version)
+                if cid != waiter.correlation_id:
+                    raise ProtocolDecodeError(
+                        f"correlation id {cid} does not match the expected "
+                        f"{waiter.correlation_id} ({waiter.api.name})"
+                    )
+                self._waiters.popleft()
+                self.responses_received += 1
+                if waiter.abandoned:
+                    self.responses_dropped += 1
+                else:
+                    waiter.reader = reader
+                    waiter.event.set()
+        except anyio.EndOfStream:
+            self._fail(KafkaConnectionError(f"{self.address}: broker closed the connection"))
+        except ProtocolDecodeError as exc:
+            err = KafkaConnectionError(f"{self.address}: corrupt response stream: {exc}")
+            err.__cause__ = exc
+            self._fail(err)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            err = KafkaConnectionError(f"{self.address}: read failed: {exc!r}")
+            err.__cause__ = exc
+            self._fail(err)
+
+    # -- introspection ---------------------------------------------------------------------
+
+    def statistics(self) -> ConnectionStatistics:
+        return ConnectionStatistics(
+            address=self.address,
+            node_id=self.node_id,
+            state=self._state,
+            in_flight=len(self._waiters),
+            requests_sent=self.requests_sent,
+            responses_received=self.responses_received,
+            responses_dropped=self.responses_dropped,
+            bytes_sent=self.bytes_sent,
+            bytes_received=self.bytes_received,
+            api_versions=dict(self._api_versions),
+            close_reason=self._close_reason,
+        )
