@@ -1,0 +1,669 @@
+"""Per-partition batches waiting to be sent: the producer's pure, synchronous core.
+
+The accumulator owns every record between ``Producer.enqueue`` and the broker's answer:
+
+* ``append`` adds a record to the open batch of its partition (a ``records.BatchBuilder``),
+  opening a new batch when the open one is full;
+* ``ready`` says which brokers have something to send now and when to look again (a batch is
+  sendable when it is full, lingered ``linger_ms``, is being flushed, or is a retry whose
+  backoff passed);
+* ``drain`` takes, for one broker, at most one batch per partition (a Produce request may
+  name a partition only once) up to ``max_request_size``, and stamps producer id, epoch and
+  sequence numbers on batches that have none yet;
+* ``complete`` / ``fail`` / ``reenqueue`` settle a batch after the broker answered.
+
+Nothing here awaits or does I/O; the sender calls these functions and does the waiting.
+
+Ordering within a partition (the rule that decides what ``drain`` may take):
+
+* With idempotence, up to ``max_in_flight`` batches of a partition may be in flight at once
+  (the broker keeps the last five batches per producer and partition to detect duplicates);
+  the broker rejects any batch whose sequence does not follow the last written one, so the
+  log order is the sequence order. A failed batch goes back to the *front* of its partition
+  with its sequence kept, and a batch that already has a sequence is only sent again once it
+  is the oldest unacknowledged batch of the partition, exactly as the Java client does; the
+  later batches that were in flight fail with OUT_OF_ORDER_SEQUENCE_NUMBER and queue up
+  behind it in sequence order.
+* Without idempotence there is no sequence to restore order after a retry, so the Java
+  client reorders under retries unless ``max.in.flight.requests.per.connection=1``. We keep
+  order instead by allowing one in-flight batch per partition (other partitions of the same
+  broker still share pipelined requests). A retry after a lost response may still duplicate
+  a record, which only idempotence prevents.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Generator, Iterable
+from typing import Any
+
+import anyio
+
+from ..errors import KafkaError, KafkaTimeoutError
+from ..records.batch import BatchBuilder
+from ..structs import RecordMetadata, TimestampType, TopicPartition
+
+__all__ = ["Delivery", "PartitionState", "ProducerBatch", "RecordAccumulator", "record_size"]
+
+#: Bytes a RecordBatch v2 header takes before its first record.
+BATCH_OVERHEAD = 61
+#: Upper bound of a record's framing (length, attributes, deltas, key/value lengths, header
+#: count) in a v2 batch; used to estimate sizes without encoding.
+RECORD_OVERHEAD = 21
+_SEQ_MODULUS = 1 << 31
+
+
+def record_size(key: bytes | None, value: bytes | None, headers: Iterable[Any] | None) -> int:
+    """An upper-bound estimate of a record's encoded size (before compression)."""
+    size = RECORD_OVERHEAD
+    if key is not None:
+        size += len(key)
+    if value is not None:
+        size += len(value)
+    if headers:
+        for hkey, hval in headers:
+            # A str key costs at most 4 bytes per character in UTF-8; 10 covers two varints.
+            size += 10 + len(hkey) * 4 + (len(hval) if hval is not None else 0)
+    return size
+
+
+class InvalidStateError(KafkaError):
+    """A delivery's outcome was read before the record was settled."""
+
+
+class ProducerBatch:
+    """One record batch of one partition, from its first record until it is settled.
+
+    Deliveries point at their batch; settling a batch settles all of its records at once, so
+    completing a batch of a thousand records costs one event set, not a thousand.
+    """
+
+    __slots__ = (
+        "_event",
+        "attempts",
+        "base_offset",
+        "base_sequence",
+        "builder",
+        "closed",
+        "created",
+        "done",
+        "error",
+        "in_flight",
+        "log_append_time",
+        "payload",
+        "producer_epoch",
+        "producer_id",
+        "record_count",
+        "reserved",
+        "retry_at",
+        "tp",
+    )
+
+    def __init__(self, tp: TopicPartition, builder: BatchBuilder, created: float) -> None:
+        self.tp = tp
+        self.builder: BatchBuilder | None = builder
+        self.created = created
+        self.reserved = 0
+        self.record_count = 0
+        self.closed = False
+        self.in_flight = False
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.base_sequence = -1
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.payload: bytes | None = None
+        self.done = False
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: BaseException | None = None
+        self._event: anyio.Event | None = None
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "in-flight" if self.in_flight else "queued"
+        return (
+            f"<ProducerBatch {self.tp.topic}-{self.tp.partition} records={self.record_count} "
+            f"seq={self.base_sequence} attempts={self.attempts} {state}>"
+        )
+
+    @property
+    def size(self) -> int:
+        """Encoded size: of the built payload once built, else the builder's estimate."""
+        if self.payload is not None:
+            return len(self.payload)
+        return self.builder.size_in_bytes if self.builder is not None else 0
+
+    def build(self) -> bytes:
+        """The wire bytes, stamped with the batch's producer id, epoch and sequence.
+
+        Built once and reused for retries; rebuilt only when the stamp changed (an epoch bump
+        gives retried batches a new producer epoch and new sequences).
+        """
+        payload = self.payload
+        if payload is not None and self._stamp_matches(payload):
+            return payload
+        assert self.builder is not None, "a settled batch is never sent"
+        payload = self.builder.build(
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            base_sequence=self.base_sequence,
+        )
+        self.payload = payload
+        return payload
+
+    def _stamp_matches(self, payload: bytes) -> bool:
+        # RecordBatch v2: producerId at byte 43, producerEpoch at 51, baseSequence at 53.
+        return (
+            int.from_bytes(payload[43:51], "big", signed=True) == self.producer_id
+            and int.from_bytes(payload[51:53], "big", signed=True) == self.producer_epoch
+            and int.from_bytes(payload[53:57], "big", signed=True) == self.base_sequence
+        )
+
+    def _settle(self) -> None:
+        self.done = True
+        self.in_flight = False
+        self.builder = None
+        self.payload = None
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Wait until the batch is acknowledged or failed."""
+        if self.done:
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+
+class Delivery:
+    """The outcome of one enqueued record: await it for its :class:`RecordMetadata`.
+
+    Awaiting raises the typed error the record failed with. ``done()``, ``result()`` and
+    ``exception()`` read the outcome without waiting. Cheap by design (one small object per
+    record, no event or future of its own): it waits on its batch.
+    """
+
+    __slots__ = ("_batch", "_delta", "_key_size", "_timestamp", "_value_size")
+
+    def __init__(
+        self, batch: ProducerBatch, delta: int, timestamp: int, key_size: int, value_size: int
+    ) -> None:
+        self._batch = batch
+        self._delta = delta
+        self._timestamp = timestamp
+        self._key_size = key_size
+        self._value_size = value_size
+
+    def __repr__(self) -> str:
+        if not self._batch.done:
+            return f"<Delivery {self._batch.tp.topic}-{self._batch.tp.partition} pending>"
+        if self._batch.error is not None:
+            return f"<Delivery failed: {self._batch.error!r}>"
+        return f"<Delivery {self.result()!r}>"
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """Where the record is going."""
+        return self._batch.tp
+
+    def done(self) -> bool:
+        """True once the broker acknowledged the record or it failed."""
+        return self._batch.done
+
+    def exception(self) -> BaseException | None:
+        """The error the record failed with, None on success; ``InvalidStateError`` early."""
+        if not self._batch.done:
+            raise InvalidStateError("the record is not settled yet")
+        return self._batch.error
+
+    def result(self) -> RecordMetadata:
+        """The record's metadata; raises its error, or ``InvalidStateError`` if not settled."""
+        batch = self._batch
+        if not batch.done:
+            raise InvalidStateError("the record is not settled yet")
+        if batch.error is not None:
+            raise batch.error
+        if batch.log_append_time >= 0:
+            timestamp, ts_type = batch.log_append_time, TimestampType.LOG_APPEND_TIME
+        else:
+            timestamp, ts_type = self._timestamp, TimestampType.CREATE_TIME
+        return RecordMetadata(
+            batch.tp.topic,
+            batch.tp.partition,
+            batch.base_offset + self._delta if batch.base_offset >= 0 else -1,
+            timestamp,
+            ts_type,
+            self._key_size,
+            self._value_size,
+        )
+
+    async def wait(self) -> RecordMetadata:
+        """Wait for the outcome; same as ``await delivery``."""
+        if not self._batch.done:
+            await self._batch.wait()
+        return self.result()
+
+    def __await__(self) -> Generator[Any, None, RecordMetadata]:
+        return self.wait().__await__()
+
+
+class PartitionState:
+    """Queued batches and sequence bookkeeping of one partition."""
+
+    __slots__ = ("batches", "in_flight", "next_sequence", "tp", "unacked")
+
+    def __init__(self, tp: TopicPartition) -> None:
+        self.tp = tp
+        #: Queued batches, oldest first; the last one may still be open for appends.
+        self.batches: deque[ProducerBatch] = deque()
+        #: Batches of this partition currently in a request.
+        self.in_flight = 0
+        #: Sequence for the next batch drained (idempotence only).
+        self.next_sequence = 0
+        #: Batches with a sequence that are not settled, in sequence order.
+        self.unacked: deque[ProducerBatch] = deque()
+
+
+class RecordAccumulator:
+    """Batches per partition, buffer accounting and the drain rules. Pure and synchronous.
+
+    ``now`` arguments are monotonic seconds (``anyio.current_time()`` or ``time.monotonic``).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_batch_size: int = 16384,
+        linger_ms: float = 5,
+        buffer_memory: int = 32 * 1024 * 1024,
+        compression_type: str | None = None,
+        delivery_timeout_ms: float = 120_000,
+        retry_backoff_ms: float = 100,
+        retry_backoff_max_ms: float = 1_000,
+        max_in_flight: int = 5,
+        idempotent: bool = True,
+        transactional: bool = False,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.max_batch_size = max_batch_size
+        self.linger = linger_ms / 1000.0
+        self.buffer_memory = buffer_memory
+        self.compression_type = compression_type
+        self.delivery_timeout = delivery_timeout_ms / 1000.0
+        self.retry_backoff = retry_backoff_ms / 1000.0
+        self.retry_backoff_max = max(retry_backoff_max_ms, retry_backoff_ms) / 1000.0
+        self.max_in_flight = max_in_flight
+        self.idempotent = idempotent
+        self.transactional = transactional
+        self._rng = rng or random.Random()
+
+        self._parts: dict[TopicPartition, PartitionState] = {}
+        #: Bytes reserved by unsettled records.
+        self.buffer_used = 0
+        #: Every unsettled batch (queued or in flight); what ``flush`` waits for.
+        self.incomplete: set[ProducerBatch] = set()
+        #: Set when a batch was opened or filled: the sender should look again.
+        self.wakeup_needed = False
+        #: > 0 while a flush (or close) wants every batch sent regardless of linger.
+        self.flushing = 0
+        #: Producer id and epoch stamped on drained batches (-1 without idempotence).
+        self.producer_id = -1
+        self.producer_epoch = -1
+        #: Rotates the partition drain starts with, so no partition starves.
+        self._drain_start = 0
+
+    # -- appending -------------------------------------------------------------------------
+
+    def has_room(self, size: int) -> bool:
+        """True when ``size`` more bytes fit the buffer (an empty buffer takes anything)."""
+        return self.buffer_used + size <= self.buffer_memory or self.buffer_used == 0
+
+    def append(
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes]] | None,
+        size: int,
+        now: float,
+    ) -> Delivery:
+        """Add a record to ``tp``'s open batch (opening one if needed).
+
+        ``size`` is the estimate from :func:`record_size`, reserved from ``buffer_memory``
+        until the batch settles. The caller checked ``has_room`` and ``max_request_size``.
+        """
+        ps = self._parts.get(tp)
+        if ps is None:
+            ps = self._parts[tp] = PartitionState(tp)
+        batches = ps.batches
+        if batches:
+            batch = batches[-1]
+            if not batch.closed:
+                delta = batch.builder.append(timestamp, key, value, headers)  # type: ignore[union-attr]
+                if delta is not None:
+                    batch.record_count += 1
+                    batch.reserved += size
+                    self.buffer_used += size
+                    return Delivery(
+                        batch,
+                        delta,
+                        timestamp,
+                        -1 if key is None else len(key),
+                        -1 if value is None else len(value),
+                    )
+                # Full: it is ready to go, and the sender should notice.
+                batch.closed = True
+        batch = ProducerBatch(
+            tp,
+            BatchBuilder(
+                self.compression_type,
+                batch_size_limit=self.max_batch_size,
+                is_transactional=self.transactional,
+            ),
+            now,
+        )
+        batches.append(batch)
+        self.incomplete.add(batch)
+        self.wakeup_needed = True
+        delta = batch.builder.append(timestamp, key, value, headers)  # type: ignore[union-attr]
+        if delta is None:  # pragma: no cover - the builder's contract: the first record fits
+            raise AssertionError("BatchBuilder refused the first record of a batch")
+        batch.record_count = 1
+        batch.reserved = size
+        self.buffer_used += size
+        return Delivery(
+            batch,
+            delta,
+            timestamp,
+            -1 if key is None else len(key),
+            -1 if value is None else len(value),
+        )
+
+    # -- deciding what to send -------------------------------------------------------------
+
+    def _head_sendable(self, ps: PartitionState, batch: ProducerBatch, now: float) -> bool:
+        """May ``batch`` (the head of ``ps``) be drained now, ordering-wise?"""
+        if batch.attempts and batch.retry_at > now:
+            return False
+        if not self.idempotent:
+            return ps.in_flight == 0
+        if batch.base_sequence >= 0:
+            # A retry goes out only as the oldest unacknowledged batch of its partition.
+            return bool(ps.unacked) and ps.unacked[0] is batch
+        return ps.in_flight < self.max_in_flight
+
+    def ready(
+        self, leader_for: Callable[[TopicPartition], int | None], now: float
+    ) -> tuple[set[int], float | None, list[TopicPartition]]:
+        """Brokers with a sendable batch, seconds until the next batch may become sendable
+        (None: nothing pending), and partitions whose leader is unknown."""
+        nodes: set[int] = set()
+        unknown: list[TopicPartition] = []
+        next_delay: float | None = None
+        linger = self.linger
+        urgent = self.flushing > 0 or self.buffer_used >= self.buffer_memory
+        for tp, ps in self._parts.items():
+            batches = ps.batches
+            if not batches:
+                continue
+            head = batches[0]
+            leader = leader_for(tp)
+            if leader is None or leader < 0:
+                unknown.append(tp)
+                continue
+            if leader in nodes:
+                continue
+            if head.attempts:
+                wait = head.retry_at - now
+            elif urgent or head.closed or len(batches) > 1:
+                wait = 0.0
+            else:
+                wait = head.created + linger - now
+            if wait > 0:
+                if next_delay is None or wait < next_delay:
+                    next_delay = wait
+                continue
+            if self._head_sendable(ps, head, now):
+                nodes.add(leader)
+        return nodes, next_delay, unknown
+
+    def drain(
+        self,
+        node_id: int,
+        leader_for: Callable[[TopicPartition], int | None],
+        max_request_size: int,
+        now: float,
+        can_send: Callable[[TopicPartition], bool] | None = None,
+    ) -> list[ProducerBatch]:
+        """Take at most one batch per partition led by ``node_id`` for one Produce request.
+
+        The first batch is taken even when it alone exceeds ``max_request_size`` (a record
+        fitting it was checked at append). Sequence numbers are stamped here, not at append,
+        so a batch that never leaves does not burn a sequence.
+        """
+        out: list[ProducerBatch] = []
+        total = 0
+        parts = list(self._parts.values())
+        n = len(parts)
+        if n == 0:
+            return out
+        start = self._drain_start % n
+        self._drain_start = start + 1
+        linger = self.linger
+        urgent = self.flushing > 0 or self.buffer_used >= self.buffer_memory
+        for i in range(n):
+            ps = parts[(start + i) % n]
+            batches = ps.batches
+            if not batches:
+                continue
+            head = batches[0]
+            if leader_for(ps.tp) != node_id:
+                continue
+            if not (
+                head.attempts
+                or urgent
+                or head.closed
+                or len(batches) > 1
+                or head.created + linger <= now
+            ):
+                continue
+            if not self._head_sendable(ps, head, now):
+                continue
+            if can_send is not None and not can_send(ps.tp):
+                continue
+            size = head.size
+            if out and total + size > max_request_size:
+                break
+            total += size
+            batches.popleft()
+            head.closed = True
+            head.in_flight = True
+            ps.in_flight += 1
+            if self.idempotent and head.base_sequence < 0:
+                head.producer_id = self.producer_id
+                head.producer_epoch = self.producer_epoch
+                head.base_sequence = ps.next_sequence
+                ps.next_sequence = (ps.next_sequence + head.record_count) % _SEQ_MODULUS
+                ps.unacked.append(head)
+            out.append(head)
+        return out
+
+    # -- settling --------------------------------------------------------------------------
+
+    def _release(self, batch: ProducerBatch) -> None:
+        ps = self._parts[batch.tp]
+        if batch.in_flight:
+            ps.in_flight -= 1
+        if batch.base_sequence >= 0 and ps.unacked:
+            if ps.unacked[0] is batch:
+                ps.unacked.popleft()
+            else:
+                try:
+                    ps.unacked.remove(batch)
+                except ValueError:
+                    pass
+        self.buffer_used -= batch.reserved
+        batch.reserved = 0
+        self.incomplete.discard(batch)
+
+    def complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int = -1) -> None:
+        """The broker wrote ``batch`` at ``base_offset``: settle its records."""
+        if batch.done:
+            return
+        self._release(batch)
+        batch.base_offset = base_offset
+        batch.log_append_time = log_append_time
+        batch._settle()
+
+    def fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Settle every record of ``batch`` with ``error`` (queued or in flight)."""
+        if batch.done:
+            return
+        ps = self._parts.get(batch.tp)
+        if ps is not None and not batch.in_flight:
+            try:
+                ps.batches.remove(batch)
+            except ValueError:
+                pass
+        self._release(batch)
+        batch.error = error
+        batch._settle()
+
+    def backoff(self, attempts: int) -> float:
+        """Exponential backoff with +-20% jitter for the ``attempts``-th retry, in seconds."""
+        base = min(self.retry_backoff * (2 ** max(attempts - 1, 0)), self.retry_backoff_max)
+        return float(base * self._rng.uniform(0.8, 1.2))
+
+    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
+        """Put an in-flight batch back for a retry, at the front of its partition.
+
+        Batches that carry a sequence go in sequence order ahead of any batch without one, so
+        a partition's order survives several failed requests coming back in any order.
+        """
+        ps = self._parts[batch.tp]
+        if batch.in_flight:
+            ps.in_flight -= 1
+            batch.in_flight = False
+        batch.attempts += 1
+        batch.retry_at = now + self.backoff(batch.attempts)
+        batches = ps.batches
+        index = 0
+        if batch.base_sequence >= 0:
+            for other in batches:
+                if other.base_sequence < 0 or _seq_after(other.base_sequence, batch.base_sequence):
+                    break
+                index += 1
+        batches.insert(index, batch)
+
+    def expire(self, now: float) -> tuple[list[ProducerBatch], bool]:
+        """Fail queued batches older than ``delivery_timeout_ms``.
+
+        Returns them and whether one of them had been sent before: its sequence is then
+        unresolved (the broker may or may not have written it), which needs an epoch bump
+        before that partition can go on.
+        """
+        expired: list[ProducerBatch] = []
+        unresolved = False
+        deadline = now - self.delivery_timeout
+        for ps in self._parts.values():
+            while ps.batches and ps.batches[0].created <= deadline:
+                batch = ps.batches[0]
+                if batch.base_sequence >= 0:
+                    unresolved = True
+                expired.append(batch)
+                self.fail(
+                    batch,
+                    KafkaTimeoutError(
+                        f"{batch.record_count} record(s) for {batch.tp.topic}-"
+                        f"{batch.tp.partition} expired: not acknowledged within "
+                        f"delivery_timeout_ms={self.delivery_timeout * 1000:.0f}"
+                    ),
+                )
+        return expired, unresolved
+
+    def next_expiry(self) -> float | None:
+        """When the oldest queued batch expires (monotonic seconds), None if none is queued."""
+        oldest: float | None = None
+        for ps in self._parts.values():
+            if ps.batches:
+                created = ps.batches[0].created
+                if oldest is None or created < oldest:
+                    oldest = created
+        return None if oldest is None else oldest + self.delivery_timeout
+
+    def fail_all_queued(self, error: BaseException) -> int:
+        """Fail every queued (not in-flight) batch with ``error``; returns how many."""
+        count = 0
+        for ps in self._parts.values():
+            while ps.batches:
+                self.fail(ps.batches[0], error)
+                count += 1
+        return count
+
+    def fail_queued_for(self, tps: Iterable[TopicPartition], error: BaseException) -> int:
+        """Fail the queued batches of some partitions (a topic that never appeared)."""
+        count = 0
+        for tp in tps:
+            ps = self._parts.get(tp)
+            while ps is not None and ps.batches:
+                self.fail(ps.batches[0], error)
+                count += 1
+        return count
+
+    # -- idempotence -----------------------------------------------------------------------
+
+    def has_in_flight(self) -> bool:
+        """True while any batch is in a request."""
+        return any(ps.in_flight for ps in self._parts.values())
+
+    def reset_sequences(self, producer_id: int, producer_epoch: int) -> None:
+        """After an epoch bump: every partition starts again at sequence 0.
+
+        Called with nothing in flight. Queued retries lose their old sequence and get a new
+        one when drained, in the order they are queued, which is their old sequence order.
+        """
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        for ps in self._parts.values():
+            ps.next_sequence = 0
+            ps.unacked.clear()
+            for batch in ps.batches:
+                batch.base_sequence = -1
+                batch.producer_id = -1
+                batch.producer_epoch = -1
+
+    # -- introspection ---------------------------------------------------------------------
+
+    @property
+    def queued_batches(self) -> int:
+        """Batches waiting to be sent (including open ones)."""
+        return sum(len(ps.batches) for ps in self._parts.values())
+
+    @property
+    def in_flight_batches(self) -> int:
+        """Batches currently in a request."""
+        return sum(ps.in_flight for ps in self._parts.values())
+
+    def partition_state(self, tp: TopicPartition) -> PartitionState | None:
+        """The bookkeeping of one partition (for tests and statistics)."""
+        return self._parts.get(tp)
+
+    def statistics(self) -> dict[str, Any]:
+        """A snapshot of the accumulator's state, for ``Producer.statistics()``."""
+        return {
+            "buffer_used": self.buffer_used,
+            "buffer_memory": self.buffer_memory,
+            "queued_batches": self.queued_batches,
+            "in_flight_batches": self.in_flight_batches,
+            "incomplete_batches": len(self.incomplete),
+            "flushing": self.flushing > 0,
+            "partitions": len(self._parts),
+        }
+
+
+def _seq_after(a: int, b: int) -> bool:
+    """True when sequence ``a`` comes after ``b``, allowing for the wrap at 2**31."""
+    return 0 < (a - b) % _SEQ_MODULUS < _SEQ_MODULUS // 2
