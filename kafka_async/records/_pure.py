@@ -96,6 +96,10 @@ def decode_records(
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 length, pos = _varint(buf, pos, end)
             rec_end = pos + length
@@ -106,6 +110,10 @@ def decode_records(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 2
+            elif (c := buf[pos + 2]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 3
             else:
                 ts_delta, pos = _varlong(buf, pos + 1, rec_end)
             b = buf[pos]
@@ -118,6 +126,10 @@ def decode_records(
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 klen, pos = _varint(buf, pos, rec_end)
             if klen >= 0:
@@ -133,6 +145,10 @@ def decode_records(
             if b < 0x80:
                 vlen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 vlen, pos = _varint(buf, pos, rec_end)
             if vlen >= 0:
@@ -329,10 +345,9 @@ class RecordWriter:
             hparts: list[bytes] = []
             n = 0
             for item in headers:
-                try:
-                    hk, hv = item
-                except (TypeError, ValueError):
-                    raise TypeError("record headers must be (str, bytes | None) pairs") from None
+                if not isinstance(item, (tuple, list)) or len(item) != 2:
+                    raise TypeError("record headers must be (str, bytes | None) pairs")
+                hk, hv = item
                 if not isinstance(hk, str):
                     raise TypeError("record header keys must be str")
                 hkb = hk.encode("utf-8")
