@@ -97,6 +97,11 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in options.items()}
 
 
+def include_headers(options: Mapping[str, str]) -> bool:
+    """The ``includeHeaders`` option (the source's schema depends on it)."""
+    return _bool(_lower(options), "includeHeaders", False)
+
+
 def _positive_int(opts: Mapping[str, str], name: str) -> int | None:
     raw = opts.get(name.lower())
     if raw is None:

@@ -1,0 +1,383 @@
+"""The I/O edge of the Spark source and sink: every call that talks to Kafka.
+
+Spark calls a data source synchronously, on the driver (planning, streaming offsets) and in
+executor tasks (reading a range, writing rows). Each such call gets an event loop of its own
+and nothing outlives it: the reader and writer objects Spark pickles to executors hold only
+parsed options, never a connection or a loop.
+
+* Driver calls are short: :func:`run` wraps them in ``anyio.run`` under a deadline.
+* A task's read or write streams: :func:`read_range` and :func:`write_rows` run our client in
+  a blocking portal (an event loop in a helper thread owned by the task) so records flow in
+  bounded chunks instead of being collected whole. Closing the generator, which Spark does
+  when a ``limit`` is satisfied, closes the client and ends the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from anyio.from_thread import start_blocking_portal
+
+from ..errors import ConfigError, KafkaTimeoutError, OffsetOutOfRangeError
+from ..structs import ConsumerRecord, RecordMetadata, TopicPartition
+from .options import SinkOptions, SourceOptions, Subscription
+from .planning import (
+    DataLossError,
+    OffsetRange,
+    check_batch_ends,
+    check_starts,
+    plan_ranges,
+    rate_limit,
+    resolve_spec,
+    resolve_timestamps,
+)
+from .rows import SinkRecord, records_to_arrow, row_to_record
+
+if TYPE_CHECKING:
+    from ..consumer import Consumer
+    from ..producer import Producer
+
+log = logging.getLogger("kafka_async.spark")
+
+T = TypeVar("T")
+
+#: Deadline for one driver-side call (metadata and offset lookups).
+DRIVER_TIMEOUT_S = 60.0
+#: Records per Arrow batch a read task hands Spark (bounded memory per task).
+READ_CHUNK = 20_000
+#: Rows enqueued per hop into the writer's event loop.
+WRITE_CHUNK = 5_000
+
+
+def run(fn: Callable[..., Awaitable[T]], *args: Any, timeout: float = DRIVER_TIMEOUT_S) -> T:
+    """Run ``fn(*args)`` in a fresh event loop, failing with KafkaTimeoutError after ``timeout``."""
+
+    async def bounded() -> T:
+        with anyio.fail_after(timeout):
+            return await fn(*args)
+
+    try:
+        return anyio.run(bounded)
+    except TimeoutError:
+        raise KafkaTimeoutError(f"Kafka did not answer within {timeout} s") from None
+
+
+@asynccontextmanager
+async def _consumer(config: dict[str, object]) -> AsyncIterator[Consumer]:
+    # Imported here so that unpickling a reader on an executor stays cheap.
+    from ..consumer import Consumer
+
+    consumer = Consumer(group_id=None, enable_auto_commit=False, **config)
+    async with consumer:
+        yield consumer
+
+
+# --------------------------------------------------------------------------------------------
+# Driver: partitions and offsets
+# --------------------------------------------------------------------------------------------
+
+
+async def _partitions(consumer: Consumer, subscription: Subscription) -> list[TopicPartition]:
+    if subscription.assign:
+        return sorted(subscription.assign)
+    if subscription.pattern is not None:
+        topics = sorted(t for t in await consumer.topics() if subscription.matches(t))
+    else:
+        topics = list(subscription.topics)
+    out: list[TopicPartition] = []
+    for topic in topics:
+        parts = await consumer.partitions_for_topic(topic)
+        out.extend(TopicPartition(topic, p) for p in sorted(parts or ()))
+    return out
+
+
+async def bounds(
+    opts: SourceOptions,
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """Earliest and latest offsets of every partition the subscription covers right now."""
+    async with _consumer(opts.consumer_config) as consumer:
+        parts = await _partitions(consumer, opts.subscription)
+        if not parts:
+            return {}, {}
+        earliest = await consumer.beginning_offsets(parts)
+        latest = await consumer.end_offsets(parts)
+    return dict(earliest), dict(latest)
+
+
+async def _by_timestamp(
+    opts: SourceOptions,
+    stamps: dict[TopicPartition, int],
+    latest: dict[TopicPartition, int],
+    option: str,
+) -> dict[TopicPartition, int]:
+    if set(stamps) != set(latest):
+        raise ConfigError(
+            f"option {option!r} must give a timestamp for every partition read; given "
+            f"{sorted(stamps)}, read {sorted(latest)}"
+        )
+    async with _consumer(opts.consumer_config) as consumer:
+        found = await consumer.offsets_for_times(stamps)
+    offsets = {tp: (None if v is None else int(v.offset)) for tp, v in found.items()}
+    for tp in stamps:
+        offsets.setdefault(tp, None)
+    return resolve_timestamps(offsets, latest, opts.timestamp_strategy, option)
+
+
+async def _resolve_start(
+    opts: SourceOptions,
+    earliest: dict[TopicPartition, int],
+    latest: dict[TopicPartition, int],
+) -> dict[TopicPartition, int]:
+    parts = sorted(latest)
+    # Spark's precedence: startingTimestamp, then startingOffsetsByTimestamp, then offsets.
+    if opts.starting_timestamp is not None:
+        stamps = dict.fromkeys(parts, opts.starting_timestamp)
+        return await _by_timestamp(opts, stamps, latest, "startingTimestamp")
+    if opts.starting_by_timestamp is not None:
+        resolve_spec(
+            opts.starting_by_timestamp, parts, earliest, latest, "startingOffsetsByTimestamp"
+        )
+        return await _by_timestamp(
+            opts, dict(opts.starting_by_timestamp), latest, "startingOffsetsByTimestamp"
+        )
+    return resolve_spec(opts.starting, parts, earliest, latest, "startingOffsets")
+
+
+async def plan_batch(opts: SourceOptions) -> list[OffsetRange]:
+    """The offset ranges of a batch query, checked against what the broker holds now."""
+    earliest, latest = await bounds(opts)
+    starts = await _resolve_start(opts, earliest, latest)
+    parts = sorted(latest)
+    if opts.ending_timestamp is not None:
+        ends = await _by_timestamp(
+            opts, dict.fromkeys(parts, opts.ending_timestamp), latest, "endingTimestamp"
+        )
+    elif opts.ending_by_timestamp is not None:
+        ends = await _by_timestamp(
+            opts, dict(opts.ending_by_timestamp), latest, "endingOffsetsByTimestamp"
+        )
+    else:
+        ends = resolve_spec(opts.ending, parts, earliest, latest, "endingOffsets")
+    starts, problems = check_starts(
+        starts, earliest, latest, fail_on_data_loss=opts.fail_on_data_loss
+    )
+    for problem in problems:
+        log.warning("data loss: %s", problem)
+    ends = {tp: ends[tp] for tp in starts}
+    check_batch_ends(starts, ends, latest)
+    return plan_ranges(
+        starts,
+        ends,
+        min_partitions=opts.min_partitions,
+        max_records_per_partition=opts.max_records_per_partition,
+    )
+
+
+async def initial_offsets(opts: SourceOptions) -> dict[TopicPartition, int]:
+    """Where a new streaming query starts (a restarted one uses its checkpoint instead)."""
+    earliest, latest = await bounds(opts)
+    return await _resolve_start(opts, earliest, latest)
+
+
+def next_end(
+    starts: dict[TopicPartition, int],
+    earliest: dict[TopicPartition, int],
+    latest: dict[TopicPartition, int],
+    max_rows: int | None,
+) -> dict[TopicPartition, int]:
+    """End offsets of the next micro-batch (pure; the caller fetched ``earliest``/``latest``).
+
+    Partitions that appeared since ``starts`` begin at their earliest offset, as in Spark;
+    partitions that vanished are left out, which ``plan_stream`` reports as data loss.
+    """
+    full = {tp: starts.get(tp, earliest[tp]) for tp in latest}
+    return rate_limit(full, latest, max_rows)
+
+
+async def plan_stream(
+    opts: SourceOptions, starts: dict[TopicPartition, int], ends: dict[TopicPartition, int]
+) -> list[OffsetRange]:
+    """Ranges of one micro-batch between two checkpointed offset maps."""
+    earliest, latest = await bounds(opts)
+    full = {tp: starts.get(tp, earliest.get(tp, 0)) for tp in ends}
+    checked, problems = check_starts(
+        full, earliest, latest, fail_on_data_loss=opts.fail_on_data_loss
+    )
+    gone = sorted(set(starts) - set(ends))
+    if gone:
+        problems.append(f"partitions {gone} are no longer read (deleted?)")
+        if opts.fail_on_data_loss:
+            raise DataLossError(
+                f"partitions {gone} disappeared. Set failOnDataLoss=false to go on without them."
+            )
+    for problem in problems:
+        log.warning("data loss: %s", problem)
+    return plan_ranges(
+        {tp: min(checked[tp], ends[tp]) for tp in checked},
+        {tp: ends[tp] for tp in checked},
+        min_partitions=opts.min_partitions,
+        max_records_per_partition=opts.max_records_per_partition,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Executor: read one range
+# --------------------------------------------------------------------------------------------
+
+
+class _RangeReader:
+    """Reads ``[rng.start, rng.end)`` of one partition in chunks, each under a deadline."""
+
+    def __init__(self, consumer: Consumer, rng: OffsetRange, opts: SourceOptions) -> None:
+        self._consumer = consumer
+        self._rng = rng
+        self._tp = rng.topic_partition
+        self._opts = opts
+        self._next = rng.start
+
+    async def start(self) -> None:
+        self._consumer.assign([self._tp])
+        self._consumer.seek(self._tp, self._rng.start)
+
+    async def chunk(self) -> list[ConsumerRecord[bytes, bytes]] | None:
+        """The next records of the range (maybe none yet), or None once the range is done."""
+        if self._next >= self._rng.end:
+            return None
+        timeout_s = self._opts.poll_timeout_ms / 1000
+        with anyio.move_on_after(timeout_s):
+            while True:
+                try:
+                    batch = await self._consumer.getmany(
+                        self._tp,
+                        timeout_ms=min(1000, self._opts.poll_timeout_ms),
+                        max_records=min(READ_CHUNK, self._rng.end - self._next),
+                    )
+                except OffsetOutOfRangeError:
+                    await self._lost()
+                    continue
+                records = [
+                    r for r in batch.get(self._tp, ()) if self._next <= r.offset < self._rng.end
+                ]
+                position = await self._consumer.position(self._tp)
+                if records:
+                    if records[0].offset > self._next:
+                        await self._check_gap(records[0].offset)
+                    self._next = records[-1].offset + 1
+                # Offsets without a record (transaction markers, compaction) still count.
+                self._next = max(self._next, min(position, self._rng.end))
+                if records or self._next >= self._rng.end:
+                    return records
+        raise KafkaTimeoutError(
+            f"no progress reading {self._tp.topic}-{self._tp.partition} at offset {self._next} "
+            f"(range ends at {self._rng.end}) within kafkaConsumer.pollTimeoutMs="
+            f"{self._opts.poll_timeout_ms}"
+        )
+
+    async def _check_gap(self, first: int) -> None:
+        # A gap is normal after compaction or transaction markers; it is data loss only when
+        # retention deleted the offsets we were asked to read.
+        earliest = (await self._consumer.beginning_offsets([self._tp]))[self._tp]
+        if earliest > self._next:
+            self._report(f"offsets {self._next}..{min(first, earliest) - 1} were deleted")
+
+    async def _lost(self) -> None:
+        earliest = (await self._consumer.beginning_offsets([self._tp]))[self._tp]
+        self._report(f"offset {self._next} is out of range (earliest is now {earliest})")
+        self._next = max(self._next, earliest)
+        self._consumer.seek(self._tp, self._next)
+
+    def _report(self, what: str) -> None:
+        message = f"{self._tp.topic}-{self._tp.partition}: {what}"
+        if self._opts.fail_on_data_loss:
+            raise DataLossError(message + ". Set failOnDataLoss=false to skip lost data.")
+        log.warning("data loss: %s", message)
+
+
+def read_range(opts: SourceOptions, rng: OffsetRange) -> Iterator[Any]:
+    """Arrow record batches of exactly the records in ``rng`` (a Spark task's ``read``)."""
+    if rng.size == 0:
+        return
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_consumer(opts.consumer_config)) as consumer,
+    ):
+        reader = _RangeReader(consumer, rng, opts)
+        portal.call(reader.start)
+        while True:
+            records = portal.call(reader.chunk)
+            if records is None:
+                return
+            if records:
+                yield records_to_arrow(records, opts.include_headers, rng.topic)
+
+
+# --------------------------------------------------------------------------------------------
+# Executor: write rows
+# --------------------------------------------------------------------------------------------
+
+
+async def _enqueue(
+    producer: Producer, records: list[SinkRecord], previous: list[Awaitable[RecordMetadata]]
+) -> list[Awaitable[RecordMetadata]]:
+    deliveries = [
+        await producer.enqueue(
+            r.topic, value=r.value, key=r.key, partition=r.partition, headers=r.headers
+        )
+        for r in records
+    ]
+    # Waiting for the previous chunk only now keeps one chunk in flight while the next is
+    # enqueued, and surfaces a failed delivery within two chunks.
+    for delivery in previous:
+        await delivery
+    return deliveries
+
+
+async def _finish(
+    producer: Producer,
+    records: list[SinkRecord],
+    previous: list[Awaitable[RecordMetadata]],
+    timeout_s: float,
+) -> None:
+    pending = await _enqueue(producer, records, previous)
+    try:
+        with anyio.fail_after(timeout_s):
+            await producer.flush()
+            for delivery in pending:
+                await delivery
+    except TimeoutError:
+        raise KafkaTimeoutError(f"records not acknowledged within {timeout_s} s") from None
+
+
+@asynccontextmanager
+async def _producer(config: dict[str, object]) -> AsyncIterator[Producer]:
+    from ..producer import Producer
+
+    async with Producer(**config) as producer:
+        yield producer
+
+
+def write_rows(opts: SinkOptions, rows: Iterable[Any]) -> int:
+    """Produce every row (a Spark task's ``write``); returns the count once all are acked.
+
+    Raises the first delivery error, so the task fails and Spark retries or aborts the job.
+    """
+    count = 0
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_producer(opts.producer_config)) as producer,
+    ):
+        chunk: list[SinkRecord] = []
+        pending: list[Awaitable[RecordMetadata]] = []
+        for row in rows:
+            chunk.append(row_to_record(row, opts.topic))
+            if len(chunk) >= WRITE_CHUNK:
+                pending = portal.call(_enqueue, producer, chunk, pending)
+                count += len(chunk)
+                chunk = []
+        portal.call(_finish, producer, chunk, pending, opts.flush_timeout_ms / 1000)
+        count += len(chunk)
+    return count

@@ -1,0 +1,199 @@
+"""The ``kafka_async`` data source: Spark's classes, thin over ``kafka_io`` and ``planning``.
+
+Imported only through :func:`kafka_async.spark.register` (it needs pyspark). What Spark does
+with these objects, and so what they may hold:
+
+* ``KafkaDataSource`` and its readers/writers are pickled from the driver to executors, so
+  they keep parsed options only; every Kafka call opens and closes its own client.
+* The streaming reader lives in a long-running Python process on the driver; it remembers
+  just the Trigger.AvailableNow target. Its ``stop()`` may never be called, which is harmless
+  since it holds no resource.
+* Offsets Spark checkpoints are ``{"topic": {"partition": next_offset}}`` dicts (the JSON
+  Spark's own Kafka source writes), so a restarted query resumes exactly where its last
+  committed micro-batch ended: no loss, no duplicates on the read side.
+* Writes are at-least-once: each task produces through its own idempotent producer and
+  flushes before reporting success; a task Spark retries writes its rows again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from ..errors import ConfigError
+from ..structs import TopicPartition
+from . import kafka_io
+from .options import (
+    SinkOptions,
+    SourceOptions,
+    include_headers,
+    offsets_from_dict,
+    offsets_to_dict,
+    parse_sink_options,
+    parse_source_options,
+)
+from .planning import OffsetRange
+from .rows import check_sink_columns, spark_schema
+
+
+def _partitions(ranges: Sequence[OffsetRange]) -> list[Any]:
+    return [InputPartition(r) for r in ranges]
+
+
+def _read(opts: SourceOptions, partition: Any) -> Iterator[Any]:
+    rng = partition.value
+    # Spark plans one empty partition (value None) when there is nothing to read.
+    if not isinstance(rng, OffsetRange):
+        return iter(())
+    return kafka_io.read_range(opts, rng)
+
+
+class KafkaBatchReader(DataSourceReader):  # type: ignore[misc]
+    """Plans one task per offset range on the driver; each task reads its range."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> list[Any]:
+        return _partitions(kafka_io.run(kafka_io.plan_batch, self.options))
+
+    def read(self, partition: Any) -> Iterator[Any]:
+        return _read(self.options, partition)
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Micro-batch reads with admission control (maxOffsetsPerTrigger) and AvailableNow."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._target: dict[TopicPartition, int] | None = None
+
+    def initialOffset(self) -> dict[str, dict[str, int]]:
+        return offsets_to_dict(kafka_io.run(kafka_io.initial_offsets, self.options))
+
+    def getDefaultReadLimit(self) -> Any:
+        limit = self.options.max_offsets_per_trigger
+        return ReadMaxRows(limit) if limit is not None else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # Everything present now and nothing later: later latestOffset calls stop here.
+        _earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
+        self._target = latest
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:
+        earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
+        if self._target is not None:
+            latest = {tp: min(off, latest.get(tp, off)) for tp, off in self._target.items()}
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        starts = offsets_from_dict(start)
+        end = kafka_io.next_end(starts, earliest, latest, max_rows)
+        return offsets_to_dict(end)
+
+    def reportLatestOffset(self) -> dict[str, dict[str, int]] | None:
+        _earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
+        return offsets_to_dict(latest)
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[Any]:
+        starts = offsets_from_dict(start)
+        ends = offsets_from_dict(end)
+        if starts == ends:
+            return []
+        return _partitions(kafka_io.run(kafka_io.plan_stream, self.options, starts, ends))
+
+    def read(self, partition: Any) -> Iterator[Any]:
+        return _read(self.options, partition)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        # Progress lives in Spark's checkpoint, not in Kafka; nothing to do.
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+    """What a write task reports: how many records it produced and saw acknowledged."""
+
+    records: int
+
+
+class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc]
+    """One idempotent producer per task; the task succeeds only once every record is acked."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
+        return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
+
+    def commit(self, messages: list[KafkaCommitMessage | None]) -> None:
+        return None
+
+    def abort(self, messages: list[KafkaCommitMessage | None]) -> None:
+        # Records of tasks that finished are in Kafka already: the sink is at-least-once.
+        return None
+
+
+class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+    """The streaming sink: the same per-task producer, per micro-batch."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
+        return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
+
+    def commit(self, messages: list[KafkaCommitMessage | None], batchId: int) -> None:
+        return None
+
+    def abort(self, messages: list[KafkaCommitMessage | None], batchId: int) -> None:
+        return None
+
+
+def _sink_options(schema: Any, options: Any) -> SinkOptions:
+    opts = parse_sink_options(options)
+    check_sink_columns({f.name: f.dataType.simpleString() for f in schema.fields}, opts.topic)
+    return opts
+
+
+class KafkaDataSource(DataSource):  # type: ignore[misc]
+    """The ``kafka_async`` format: Spark's Kafka source and sink options and columns."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafka_async"
+
+    def schema(self) -> Any:
+        return spark_schema(include_headers(self.options))
+
+    def reader(self, schema: Any) -> KafkaBatchReader:
+        return KafkaBatchReader(parse_source_options(self.options, streaming=False))
+
+    def streamReader(self, schema: Any) -> KafkaStreamReader:
+        return KafkaStreamReader(parse_source_options(self.options, streaming=True))
+
+    def writer(self, schema: Any, overwrite: bool) -> KafkaBatchWriter:
+        if overwrite:
+            raise ConfigError("Kafka topics cannot be overwritten; use mode('append')")
+        return KafkaBatchWriter(_sink_options(schema, self.options))
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> KafkaStreamWriter:
+        return KafkaStreamWriter(_sink_options(schema, self.options))
