@@ -88,6 +88,15 @@ class ClusterStatistics:
     pool: PoolStatistics
 
 
+def _key_type(key_type: int | str) -> int:
+    """0/"group" or 1/"transaction" -> the FindCoordinator key type."""
+    if key_type in (GROUP, "group"):
+        return GROUP
+    if key_type in (TRANSACTION, "transaction"):
+        return TRANSACTION
+    raise ValueError(f"key_type must be 0/'group' or 1/'transaction', got {key_type!r}")
+
+
 def _fresh(err: BaseException) -> BaseException:
     """A copy of a shared error for one more caller (tracebacks are per raise)."""
     if isinstance(err, KafkaConnectionError | KafkaTimeoutError):
@@ -425,23 +434,41 @@ class ClusterClient:
         *,
         purpose: str = "default",
         version: int | None = None,
+        min_version: int | None = None,
+        max_version: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-request deadline, by design
         expect_response: bool = True,
     ) -> Any:
         """Send ``body`` to broker ``node_id`` and return the decoded response.
 
-        The connection is opened on demand (see ``ConnectionPool.get``); ``version``
-        defaults to the highest both sides support; ``timeout`` to ``request_timeout_ms``.
-        Error codes inside the response are the caller's to check.
+        The connection is opened on demand (see ``ConnectionPool.get``). Without
+        ``version``, the highest version both sides support within ``min_version`` ..
+        ``max_version`` is used (``IncompatibleBrokerVersionError`` if none). ``timeout``
+        (seconds) defaults to ``request_timeout_ms``. Error codes inside the response are
+        the caller's to check. Returns None when ``expect_response`` is False.
         """
         conn = await self.connection(node_id, purpose)
+        if version is None:
+            version = conn.version_for(api, min_version, max_version)
         return await conn.request(
             api, body, version=version, timeout=timeout, expect_response=expect_response
         )
 
     def least_loaded_node(self) -> int | None:
-        """A broker to send a node-agnostic request to (None before metadata is known)."""
+        """A broker for a node-agnostic request: an open connection with the fewest
+        requests in flight, else a broker not in backoff. None before any metadata."""
         return self._pool.least_loaded_node()
+
+    async def any_node(self) -> int:
+        """Like :meth:`least_loaded_node`, but refreshes metadata first when no broker is
+        known yet (``NoBrokersAvailableError`` if that fails)."""
+        node = self._pool.least_loaded_node()
+        if node is None:
+            await self.refresh_metadata()
+            node = self._pool.least_loaded_node()
+            if node is None:
+                raise NoBrokersAvailableError("the cluster's metadata lists no brokers")
+        return node
 
     async def request_any(
         self,
@@ -449,18 +476,42 @@ class ClusterClient:
         body: Any,
         *,
         version: int | None = None,
+        min_version: int | None = None,
+        max_version: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-request deadline, by design
     ) -> Any:
-        """Send to the least loaded broker (a bootstrap server if none is known yet)."""
+        """Send to the least loaded broker; return the decoded response."""
         self._check_open()
-        node = self._pool.least_loaded_node()
-        if node is None:
-            _, conn = await self._pool.bootstrap()
-        else:
-            conn = await self.connection(node)
-        return await conn.request(api, body, version=version, timeout=timeout)
+        node = await self.any_node()
+        return await self.request(
+            node,
+            api,
+            body,
+            version=version,
+            min_version=min_version,
+            max_version=max_version,
+            timeout=timeout,
+        )
 
     least_loaded_request = request_any
+
+    async def version_for(
+        self,
+        node_id: int | None,
+        api: Api,
+        *,
+        min_version: int | None = None,
+        max_version: int | None = None,
+    ) -> int:
+        """The version of ``api`` to use with ``node_id`` (any broker if None).
+
+        Opens the connection if needed (versions are negotiated per connection). Raises
+        ``IncompatibleBrokerVersionError`` when there is no common version.
+        """
+        if node_id is None:
+            node_id = await self.any_node()
+        conn = await self.connection(node_id)
+        return conn.version_for(api, min_version, max_version)
 
     async def api_version(
         self,
@@ -470,24 +521,17 @@ class ClusterClient:
         min_version: int | None = None,
         max_version: int | None = None,
     ) -> int:
-        """The version of ``api`` to use with ``node_id`` (any broker if None).
-
-        Raises ``IncompatibleBrokerVersionError`` when there is no common version.
-        """
-        if node_id is None:
-            node_id = self._pool.least_loaded_node()
-        if node_id is None:
-            _, conn = await self._pool.bootstrap()
-        else:
-            conn = await self.connection(node_id)
-        return conn.version_for(api, min_version, max_version)
+        """Same as :meth:`version_for`, arguments in (api, node_id) order."""
+        return await self.version_for(
+            node_id, api, min_version=min_version, max_version=max_version
+        )
 
     # -- coordinators ----------------------------------------------------------------------
 
     async def coordinator(
         self,
         key: str,
-        key_type: int = GROUP,
+        key_type: int | str = GROUP,
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline for the lookup
     ) -> int:
@@ -498,9 +542,7 @@ class ClusterClient:
         are retried until ``timeout`` (default ``request_timeout_ms``), then raised.
         """
         tg = self._check_open()
-        if key_type not in (GROUP, TRANSACTION):
-            raise ValueError(f"key_type must be 0 (group) or 1 (transaction), got {key_type}")
-        ck = (key_type, key)
+        ck = (_key_type(key_type), key)
         cached = self._coordinators.get(ck)
         if cached is not None:
             return cached
@@ -516,9 +558,9 @@ class ClusterClient:
         assert lookup.node_id is not None
         return lookup.node_id
 
-    def invalidate_coordinator(self, key: str, key_type: int = GROUP) -> None:
+    def invalidate_coordinator(self, key: str, key_type: int | str = GROUP) -> None:
         """Forget the cached coordinator (after NOT_COORDINATOR or a connection error)."""
-        self._coordinators.pop((key_type, key), None)
+        self._coordinators.pop((_key_type(key_type), key), None)
 
     async def _find_coordinator(self, ck: tuple[int, str], lookup: _Lookup, limit: float) -> None:
         key_type, key = ck
@@ -555,11 +597,7 @@ class ClusterClient:
             lookup.done.set()
 
     async def _find_coordinator_once(self, key: str, key_type: int) -> tuple[int, str, int]:
-        node = self._pool.least_loaded_node()
-        if node is None:
-            _, conn = await self._pool.bootstrap()
-        else:
-            conn = await self.connection(node)
+        conn = await self.connection(await self.any_node())
         min_version = 1 if key_type != GROUP else None
         try:
             version = conn.version_for(FIND_COORDINATOR, min_version=min_version)
