@@ -44,7 +44,14 @@ from ..errors import KafkaError, KafkaTimeoutError
 from ..records.batch import BatchBuilder
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 
-__all__ = ["Delivery", "PartitionState", "ProducerBatch", "RecordAccumulator", "record_size"]
+__all__ = [
+    "Bytes",
+    "Delivery",
+    "PartitionState",
+    "ProducerBatch",
+    "RecordAccumulator",
+    "record_size",
+]
 
 #: Bytes a RecordBatch v2 header takes before its first record.
 BATCH_OVERHEAD = 61
@@ -53,8 +60,11 @@ BATCH_OVERHEAD = 61
 RECORD_OVERHEAD = 21
 _SEQ_MODULUS = 1 << 31
 
+#: Byte strings a key or value may be given as.
+Bytes = bytes | bytearray | memoryview
 
-def record_size(key: bytes | None, value: bytes | None, headers: Iterable[Any] | None) -> int:
+
+def record_size(key: Bytes | None, value: Bytes | None, headers: Iterable[Any] | None) -> int:
     """An upper-bound estimate of a record's encoded size (before compression)."""
     size = RECORD_OVERHEAD
     if key is not None:
@@ -324,9 +334,9 @@ class RecordAccumulator:
         self,
         tp: TopicPartition,
         timestamp: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: list[tuple[str, bytes]] | None,
+        key: Bytes | None,
+        value: Bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
         size: int,
         now: float,
     ) -> Delivery:

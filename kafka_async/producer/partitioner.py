@@ -93,7 +93,7 @@ class PartitionerCallable(Protocol):
 
     def __call__(
         self,
-        key_bytes: bytes | None,
+        key_bytes: bytes | bytearray | memoryview | None,
         all_partitions: list[int],
         available_partitions: list[int],
     ) -> int: ...
@@ -114,7 +114,7 @@ class Partitioner(ABC):
     def partition(
         self,
         topic: str,
-        key: bytes | None,
+        key: bytes | bytearray | memoryview | None,
         all_partitions: Sequence[int],
         available_partitions: Sequence[int],
     ) -> int:
@@ -145,7 +145,7 @@ class UniformStickyPartitioner(Partitioner):
     def partition(
         self,
         topic: str,
-        key: bytes | None,
+        key: bytes | bytearray | memoryview | None,
         all_partitions: Sequence[int],
         available_partitions: Sequence[int],
     ) -> int:
@@ -190,7 +190,7 @@ class DefaultPartitioner(UniformStickyPartitioner):
     def partition(
         self,
         topic: str,
-        key: bytes | None,
+        key: bytes | bytearray | memoryview | None,
         all_partitions: Sequence[int],
         available_partitions: Sequence[int],
     ) -> int:
@@ -211,7 +211,7 @@ class RoundRobinPartitioner(Partitioner):
     def partition(
         self,
         topic: str,
-        key: bytes | None,
+        key: bytes | bytearray | memoryview | None,
         all_partitions: Sequence[int],
         available_partitions: Sequence[int],
     ) -> int:
@@ -230,7 +230,7 @@ class UserPartitioner(Partitioner):
     def partition(
         self,
         topic: str,
-        key: bytes | None,
+        key: bytes | bytearray | memoryview | None,
         all_partitions: Sequence[int],
         available_partitions: Sequence[int],
     ) -> int:

@@ -29,6 +29,7 @@ from ..structs import TopicPartition
 
 __all__ = [
     "GroupMetadata",
+    "TransactionAbortedError",
     "TransactionState",
     "TransactionStateError",
     "TxnState",
@@ -38,6 +39,10 @@ __all__ = [
 
 class TransactionStateError(KafkaError):
     """A transactional call was made in a state that does not allow it."""
+
+
+class TransactionAbortedError(KafkaError):
+    """The record was dropped because its transaction was aborted before it was sent."""
 
 
 class TxnState(enum.Enum):

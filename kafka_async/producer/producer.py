@@ -1,0 +1,635 @@
+"""``Producer``: the public face of the produce path.
+
+``send``/``enqueue`` serialize, pick a partition, check sizes, wait for buffer space and hand
+the record to the accumulator; the sender task does the rest (see ``sender.py``).
+Transactions (``transaction()``, ``send_offsets_to_transaction``) talk to the transaction
+coordinator directly from the calling task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .. import errors as E
+from ..cluster.client import GROUP, TRANSACTION, ClusterClient
+from ..errors import (
+    ClientClosedError,
+    KafkaError,
+    KafkaTimeoutError,
+    RecordTooLargeClientError,
+    error_for_code,
+)
+from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
+from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
+from .accumulator import BATCH_OVERHEAD, Delivery, RecordAccumulator, record_size
+from .config import ProducerConfig
+from .partitioner import make_partitioner
+from .sender import Sender
+from .transaction import (
+    TransactionAbortedError,
+    TransactionState,
+    TransactionStateError,
+    TxnState,
+    group_metadata_fields,
+    is_fatal_txn_error,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Producer"]
+
+Headers = Sequence[tuple[str, bytes | None]]
+
+#: Bound on each coordinator round trip loop of a transactional call.
+_TXN_RETRY_LIMIT = 60
+
+
+class Producer:
+    """An asynchronous Kafka producer (anyio: runs on asyncio and trio).
+
+    ::
+
+        async with Producer(bootstrap_servers="localhost:9092") as producer:
+            md = await producer.send("topic", value=b"v", key=b"k")      # waits for the ack
+            delivery = await producer.enqueue("topic", value=b"v")        # waits for buffer space
+            md = await delivery
+
+    Settings (names follow aiokafka where one exists; times in milliseconds):
+
+    ``bootstrap_servers``, ``client_id``, ``request_timeout_ms`` (30 s), ``retry_backoff_ms``
+    (100) and the TLS/SASL settings of :class:`~kafka_async.net.config.ClientConfig`;
+    ``acks`` (0, 1 or ``"all"``; default ``"all"``); ``compression_type`` (None, ``"gzip"``,
+    ``"snappy"``, ``"lz4"``, ``"zstd"``); ``linger_ms`` (5): how long a batch waits for more
+    records; ``max_batch_size`` (16384 bytes per batch); ``max_request_size`` (1 MiB, also the
+    largest record); ``buffer_memory`` (32 MiB of unsent records before ``send``/``enqueue``
+    wait); ``delivery_timeout_ms`` (120 s from enqueue to ack, retries included);
+    ``max_in_flight_requests_per_connection`` (5); ``retry_backoff_max_ms`` (1000);
+    ``enable_idempotence`` (default on; see :mod:`kafka_async.producer.config`);
+    ``transactional_id``; ``transaction_timeout_ms`` (60 s); ``partitioner`` (``"default"``:
+    murmur2 for keys, uniform sticky without; ``"round_robin"``; ``"uniform_sticky"``; or a
+    callable ``(key_bytes, all_partitions, available_partitions) -> int``);
+    ``key_serializer`` / ``value_serializer`` (callables to bytes); ``metadata_wait_ms``
+    (how long a record for an unknown topic waits for it; default ``delivery_timeout_ms``).
+
+    Use as ``async with``, or call :meth:`start` and :meth:`close` from the same task.
+    """
+
+    def __init__(self, bootstrap_servers: str | Sequence[str] = "localhost:9092", **config: Any):
+        self._cfg = cfg = ProducerConfig.from_kwargs(bootstrap_servers=bootstrap_servers, **config)
+        self._partitioner = make_partitioner(cfg.partitioner, cfg.max_batch_size)
+        self._feedback = self._partitioner.wants_append_feedback
+        self._acc = RecordAccumulator(
+            max_batch_size=cfg.max_batch_size,
+            linger_ms=cfg.linger_ms,
+            buffer_memory=cfg.buffer_memory,
+            compression_type=cfg.compression_type,
+            delivery_timeout_ms=cfg.delivery_timeout_ms,
+            retry_backoff_ms=cfg.client.retry_backoff_ms,
+            retry_backoff_max_ms=cfg.retry_backoff_max_ms,
+            max_in_flight=cfg.max_in_flight_requests_per_connection,
+            idempotent=cfg.idempotent,
+            transactional=cfg.transactional_id is not None,
+        )
+        self._txn = (
+            TransactionState(cfg.transactional_id, cfg.transaction_timeout_ms)
+            if cfg.transactional_id is not None
+            else None
+        )
+        self._key_ser = cfg.key_serializer
+        self._value_ser = cfg.value_serializer
+        self._max_request_size = cfg.max_request_size
+        self._metadata_wait = (
+            cfg.metadata_wait_ms if cfg.metadata_wait_ms is not None else cfg.delivery_timeout_ms
+        ) / 1000.0
+        self._client: ClusterClient | None = None
+        self._sender: Sender | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._sender_done: anyio.Event | None = None
+        self._state = "new"
+        # topic -> (TopicPartition per partition id, all partition ids, available ids), valid
+        # for one metadata snapshot.
+        self._topics: dict[str, tuple[dict[int, TopicPartition], list[int], list[int]]] = {}
+        self._topics_snapshot: object = None
+        self._txn_offsets_added = False
+
+    def __repr__(self) -> str:
+        return (
+            f"<Producer {self._state} {self._cfg.client.client_id!r} "
+            f"buffer={self._acc.buffer_used}/{self._acc.buffer_memory} "
+            f"batches={len(self._acc.incomplete)}>"
+        )
+
+    @property
+    def config(self) -> ProducerConfig:
+        """The validated settings."""
+        return self._cfg
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect, fetch metadata, get a producer id (idempotent/transactional) and start the
+        sender. Call :meth:`close` from the same task afterwards."""
+        if self._state != "new":
+            raise ClientClosedError(f"a Producer can only be started once (it is {self._state})")
+        self._state = "starting"
+        stack = contextlib.AsyncExitStack()
+        try:
+            client = await stack.enter_async_context(ClusterClient(self._cfg.client))
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            sender = Sender(client, self._acc, self._cfg, self._txn)
+            self._client, self._sender, self._tg = client, sender, tg
+            if self._txn is not None:
+                await self._init_transactions()
+            done = self._sender_done = anyio.Event()
+            await tg.start(self._run_sender, sender, done)
+        except BaseException:
+            self._state = "closed"
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            # Not wrapped in a new cancel scope: anyio requires the task group's scope to be
+            # exited from the scope it was entered in. Its tasks are cancelled, so this is quick.
+            await stack.aclose()
+            raise
+        self._stack = stack
+        self._state = "running"
+
+    @staticmethod
+    async def _run_sender(
+        sender: Sender,
+        done: anyio.Event,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        try:
+            await sender.run(task_status=task_status)
+        finally:
+            done.set()
+
+    async def close(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Send what is queued and stop; returns within ``timeout`` seconds (default:
+        ``delivery_timeout_ms``) plus a short shutdown grace, even if the brokers are gone.
+
+        Records not acknowledged by then fail with :class:`~kafka_async.errors.KafkaTimeoutError`
+        (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight).
+        """
+        if self._state in ("closed", "closing"):
+            return
+        if self._state == "new":
+            self._state = "closed"
+            return
+        self._state = "closing"
+        if timeout is None:
+            timeout = self._cfg.delivery_timeout_ms / 1000.0
+        sender, tg, stack = self._sender, self._tg, self._stack
+        try:
+            with anyio.CancelScope(shield=True):
+                if sender is not None and self._sender_done is not None:
+                    self._acc.flushing += 1
+                    sender.stop()
+                    with anyio.move_on_after(timeout):
+                        await self._sender_done.wait()
+                    if not self._sender_done.is_set():
+                        sender.abort_retries()
+                        failed = self._acc.fail_all_queued(
+                            KafkaTimeoutError(
+                                f"the producer closed after {timeout:.3f} s with records "
+                                "still unacknowledged"
+                            )
+                        )
+                        log.warning("close() timed out; %d queued batch(es) failed", failed)
+                if tg is not None:
+                    # In-flight requests are cancelled; their records fail ClientClosedError.
+                    tg.cancel_scope.cancel()
+        finally:
+            # Outside any new cancel scope (anyio requires scopes to exit in LIFO order); the
+            # task group's tasks are cancelled already, so leaving it is quick.
+            if stack is not None:
+                await stack.aclose()
+            self._state = "closed"
+            # Anything still unsettled (should be nothing) must not hang its waiters.
+            for batch in list(self._acc.incomplete):
+                self._acc.fail(batch, ClientClosedError("the producer was closed"))
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- producing -------------------------------------------------------------------------
+
+    def _check_usable(self) -> Sender:
+        sender = self._sender
+        if self._state != "running" or sender is None:
+            if self._state == "new":
+                raise ClientClosedError("the producer is not started (use async with or start())")
+            raise ClientClosedError("the producer is closed")
+        if sender.fatal_error is not None:
+            raise sender.fatal_error
+        return sender
+
+    async def _partitions(
+        self, topic: str
+    ) -> tuple[dict[int, TopicPartition], list[int], list[int]]:
+        client = self._client
+        assert client is not None
+        meta = client.metadata
+        ids = meta.partitions_for(topic)
+        if not ids:
+            if not isinstance(topic, str) or not topic:
+                raise TypeError(f"topic must be a non-empty string, got {topic!r}")
+            try:
+                await client.wait_for_topic(topic, self._metadata_wait)
+            except KafkaTimeoutError:
+                raise KafkaTimeoutError(
+                    f"topic {topic!r} not found in metadata within {self._metadata_wait:.3f} s"
+                ) from None
+            meta = client.metadata
+            ids = meta.partitions_for(topic)
+            if not ids:
+                raise KafkaTimeoutError(f"topic {topic!r} has no partitions in metadata")
+        if meta is not self._topics_snapshot:
+            self._topics.clear()
+            self._topics_snapshot = meta
+        all_ids = sorted(ids)
+        available = sorted(meta.available_partitions_for(topic))
+        entry = ({p: TopicPartition(topic, p) for p in all_ids}, all_ids, available)
+        self._topics[topic] = entry
+        return entry
+
+    async def enqueue(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Headers | None = None,
+    ) -> Delivery:
+        """Queue one record; waits only for buffer space (and for metadata of a new topic).
+
+        Returns a :class:`~kafka_async.producer.accumulator.Delivery`: ``await`` it for the
+        :class:`~kafka_async.structs.RecordMetadata` or the typed error the record failed with.
+        """
+        sender = self._check_usable()
+        if self._txn is not None:
+            self._txn.check_can_send()
+        if self._key_ser is not None:
+            key = self._key_ser(key)
+        if self._value_ser is not None:
+            value = self._value_ser(value)
+        if key is not None and not isinstance(key, bytes | bytearray | memoryview):
+            raise TypeError(f"key must be bytes (or set key_serializer), got {type(key).__name__}")
+        if value is not None and not isinstance(value, bytes | bytearray | memoryview):
+            raise TypeError(
+                f"value must be bytes (or set value_serializer), got {type(value).__name__}"
+            )
+        if headers is not None:
+            headers = list(headers)
+        entry = self._topics.get(topic)
+        if entry is None or self._client.metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+            entry = await self._partitions(topic)
+        tps, all_ids, available = entry
+        if partition is None:
+            partition = self._partitioner.partition(topic, key, all_ids, available)
+        tp = tps.get(partition)
+        if tp is None:
+            raise E.UnknownTopicOrPartitionError(
+                f"partition {partition!r} is not one of topic {topic!r}'s {len(all_ids)} partitions"
+            )
+        size = record_size(key, value, headers)
+        if size + BATCH_OVERHEAD > self._max_request_size:
+            raise RecordTooLargeClientError(
+                f"the record is about {size + BATCH_OVERHEAD} bytes, more than "
+                f"max_request_size={self._max_request_size}"
+            )
+        acc = self._acc
+        if acc.buffer_used + size > acc.buffer_memory and acc.buffer_used:
+            await self._wait_for_space(size, sender)
+        if timestamp_ms is None:
+            timestamp_ms = time.time_ns() // 1_000_000
+        delivery = acc.append(
+            tp,
+            timestamp_ms,
+            key,
+            value,
+            headers,
+            size,
+            anyio.current_time(),
+        )
+        if self._feedback:
+            self._partitioner.on_append(topic, partition, size)
+        if self._txn is not None and tp not in self._txn.partitions:
+            self._txn.add_partition(tp)
+        if acc.wakeup_needed:
+            acc.wakeup_needed = False
+            sender.wakeup()
+            # A batch opened or filled: give the sender a turn, so a tight enqueue loop
+            # pipelines requests instead of filling the whole buffer first.
+            await anyio.lowlevel.checkpoint()
+        return delivery
+
+    async def _wait_for_space(self, size: int, sender: Sender) -> None:
+        acc = self._acc
+        if size > acc.buffer_memory:
+            raise RecordTooLargeClientError(
+                f"the record is about {size} bytes, more than buffer_memory={acc.buffer_memory}"
+            )
+        deadline = self._cfg.delivery_timeout_ms / 1000.0
+        with anyio.move_on_after(deadline):
+            while acc.buffer_used and acc.buffer_used + size > acc.buffer_memory:
+                # Waiting producers make every batch sendable now (like a flush).
+                sender.wakeup()
+                await sender.space.wait()
+                self._check_usable()
+            return
+        raise KafkaTimeoutError(
+            f"no buffer space for a {size}-byte record within delivery_timeout_ms "
+            f"({self._cfg.delivery_timeout_ms})"
+        )
+
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Headers | None = None,
+    ) -> RecordMetadata:
+        """Send one record and wait for the broker's acknowledgement (``acks``)."""
+        delivery = await self.enqueue(topic, value, key, partition, timestamp_ms, headers)
+        return await delivery
+
+    async def flush(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Send everything queued now (ignoring linger) and wait until it is settled.
+
+        Records that fail do not make ``flush`` raise: their deliveries hold the errors.
+        Raises :class:`~kafka_async.errors.KafkaTimeoutError` if ``timeout`` seconds pass.
+        """
+        sender = self._check_usable()
+        acc = self._acc
+        pending = list(acc.incomplete)
+        if not pending:
+            return
+        acc.flushing += 1
+        sender.wakeup()
+        try:
+            with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
+                for batch in pending:
+                    await batch.wait()
+            if scope.cancelled_caught:
+                raise KafkaTimeoutError(f"flush did not finish within {timeout} s")
+        finally:
+            acc.flushing -= 1
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The partition ids of ``topic`` (waits for its metadata like ``send`` does)."""
+        self._check_usable()
+        _, all_ids, _ = await self._partitions(topic)
+        return set(all_ids)
+
+    def statistics(self) -> dict[str, Any]:
+        """A snapshot for debugging: buffer, batches, requests, producer id, transaction."""
+        stats: dict[str, Any] = {"state": self._state}
+        stats.update(self._acc.statistics())
+        if self._sender is not None:
+            stats.update(self._sender.statistics())
+        if self._txn is not None:
+            stats["transaction"] = {
+                "state": self._txn.state.value,
+                "partitions": sorted(self._txn.partitions),
+                "pending_partitions": sorted(self._txn.pending),
+            }
+        return stats
+
+    # -- transactions ----------------------------------------------------------------------
+
+    def _require_txn(self) -> TransactionState:
+        if self._txn is None:
+            raise TransactionStateError("transactions need a transactional_id")
+        return self._txn
+
+    async def _txn_call(self, api: Any, body: dict[str, Any], what: str) -> Any:
+        """One request to the transaction coordinator, retried while the error is retriable.
+
+        Returns the response (its error code is 0 or not retriable); raises fencing and
+        other fatal errors as typed errors after moving the state to FATAL_ERROR.
+        """
+        txn = self._require_txn()
+        client = self._client
+        assert client is not None
+        backoff = self._cfg.client.retry_backoff_ms / 1000.0
+        last: BaseException | None = None
+        for _ in range(_TXN_RETRY_LIMIT):
+            try:
+                node = await client.coordinator(txn.transactional_id, TRANSACTION)
+                resp = await client.request(node, api, body)
+            except KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                last = exc
+                await anyio.sleep(backoff)
+                continue
+            code = resp.error_code
+            if code == 0:
+                return resp
+            err = error_for_code(code)
+            if getattr(err, "invalid_coordinator", False):
+                client.invalidate_coordinator(txn.transactional_id, TRANSACTION)
+            if err.retriable:
+                last = err
+                await anyio.sleep(backoff)
+                continue
+            if is_fatal_txn_error(err):
+                txn.fatal_error(err)
+                if self._sender is not None:
+                    self._sender.fatal_error = err
+            raise err
+        raise KafkaTimeoutError(f"{what}: the transaction coordinator kept failing: {last!r}")
+
+    async def _init_transactions(self) -> None:
+        txn = self._require_txn()
+        resp = await self._txn_call(
+            INIT_PRODUCER_ID,
+            {
+                "transactional_id": txn.transactional_id,
+                "transaction_timeout_ms": txn.transaction_timeout_ms,
+                "producer_id": -1,
+                "producer_epoch": -1,
+            },
+            "InitProducerId",
+        )
+        self._acc.reset_sequences(resp.producer_id, resp.producer_epoch)
+        txn.initialized(resp.producer_id, resp.producer_epoch)
+
+    def begin_transaction(self) -> None:
+        """Start a transaction (records sent until commit/abort belong to it)."""
+        self._check_usable()
+        self._require_txn().begin()
+        self._txn_offsets_added = False
+
+    async def commit_transaction(self) -> None:
+        """Flush, then commit; raises if a record of the transaction failed (then abort)."""
+        txn = self._require_txn()
+        self._check_usable()
+        if txn.state is not TxnState.COMMITTING:
+            txn.begin_commit()
+        await self.flush()
+        if txn.state is TxnState.ABORTABLE_ERROR:
+            raise TransactionStateError(
+                f"cannot commit: a record of the transaction failed ({txn.last_error!r}); abort"
+            ) from txn.last_error
+        await self._end_txn(commit=True)
+
+    async def abort_transaction(self) -> None:
+        """Drop queued records of the transaction, wait for in-flight ones, and abort."""
+        txn = self._require_txn()
+        if txn.is_fatal:
+            raise TransactionStateError(
+                f"cannot abort: the producer hit a fatal error ({txn.last_error!r})"
+            ) from txn.last_error
+        txn.begin_abort()
+        aborted = TransactionAbortedError("the transaction was aborted")
+        if self._acc.fail_all_queued(aborted) and self._sender is not None:
+            self._sender.wakeup()
+        pending = list(self._acc.incomplete)
+        with anyio.move_on_after(self._cfg.delivery_timeout_ms / 1000.0):
+            for batch in pending:
+                await batch.wait()
+        await self._end_txn(commit=False)
+
+    async def _end_txn(self, commit: bool) -> None:
+        txn = self._require_txn()
+        if txn.partitions or self._txn_offsets_added:
+            await self._txn_call(
+                END_TXN,
+                {
+                    "transactional_id": txn.transactional_id,
+                    "producer_id": txn.producer_id,
+                    "producer_epoch": txn.producer_epoch,
+                    "committed": commit,
+                },
+                "EndTxn",
+            )
+        txn.completed()
+        self._txn_offsets_added = False
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Producer]:
+        """``async with producer.transaction():`` begins, commits on success, aborts on error.
+
+        The abort runs shielded from cancellation (bounded by ``delivery_timeout_ms``), so a
+        cancelled block still leaves no open transaction behind.
+        """
+        self.begin_transaction()
+        try:
+            yield self
+        except BaseException:
+            txn = self._require_txn()
+            if not txn.is_fatal and txn.in_transaction:
+                with anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(self._cfg.delivery_timeout_ms / 1000.0):
+                        await self.abort_transaction()
+            raise
+        try:
+            await self.commit_transaction()
+        except BaseException:
+            txn = self._require_txn()
+            if txn.state is TxnState.ABORTABLE_ERROR:
+                # A record of the transaction failed: the commit was refused, so abort.
+                with anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(self._cfg.delivery_timeout_ms / 1000.0):
+                        await self.abort_transaction()
+            raise
+
+    async def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        group_metadata: Any,
+    ) -> None:
+        """Commit consumer offsets as part of the current transaction (exactly-once
+        consume-transform-produce). ``group_metadata``: the consumer's group metadata
+        (KIP-447: group id, generation id, member id, group instance id) as an object with
+        those attributes, a dict, or just the group id."""
+        txn = self._require_txn()
+        self._check_usable()
+        txn.check_can_add_offsets()
+        group = group_metadata_fields(group_metadata)
+        client = self._client
+        assert client is not None
+        await self._txn_call(
+            ADD_OFFSETS_TO_TXN,
+            {
+                "transactional_id": txn.transactional_id,
+                "producer_id": txn.producer_id,
+                "producer_epoch": txn.producer_epoch,
+                "group_id": group.group_id,
+            },
+            "AddOffsetsToTxn",
+        )
+        self._txn_offsets_added = True
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, om in offsets.items():
+            if isinstance(om, OffsetAndMetadata):
+                offset, meta, epoch = om.offset, om.metadata, om.leader_epoch
+            else:
+                offset, meta, epoch = int(om), "", -1
+            by_topic.setdefault(tp.topic, []).append(
+                {
+                    "partition_index": tp.partition,
+                    "committed_offset": offset,
+                    "committed_leader_epoch": epoch,
+                    "committed_metadata": meta,
+                }
+            )
+        body = {
+            "transactional_id": txn.transactional_id,
+            "group_id": group.group_id,
+            "producer_id": txn.producer_id,
+            "producer_epoch": txn.producer_epoch,
+            "generation_id": group.generation_id,
+            "member_id": group.member_id,
+            "group_instance_id": group.group_instance_id,
+            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()],
+        }
+        backoff = self._cfg.client.retry_backoff_ms / 1000.0
+        for _ in range(_TXN_RETRY_LIMIT):
+            node = await client.coordinator(group.group_id, GROUP)
+            resp = await client.request(node, TXN_OFFSET_COMMIT, body)
+            errors = [
+                error_for_code(p.error_code)
+                for t in resp.topics
+                for p in t.partitions
+                if p.error_code
+            ]
+            if not errors:
+                return
+            err = errors[0]
+            if getattr(err, "invalid_coordinator", False):
+                client.invalidate_coordinator(group.group_id, GROUP)
+            if err.retriable:
+                await anyio.sleep(backoff)
+                continue
+            if is_fatal_txn_error(err):
+                txn.fatal_error(err)
+            else:
+                txn.abortable_error(err)
+            raise err
+        raise KafkaTimeoutError("TxnOffsetCommit: the group coordinator kept failing")
