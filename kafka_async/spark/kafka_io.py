@@ -15,6 +15,7 @@ parsed options, never a connection or a loop.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -66,12 +67,40 @@ def run(fn: Callable[..., Awaitable[T]], *args: Any, timeout: float = DRIVER_TIM
         raise KafkaTimeoutError(f"Kafka did not answer within {timeout} s") from None
 
 
+_SSL_KEYS = ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password", "ssl_check_hostname")
+
+
+def client_kwargs(config: dict[str, object]) -> dict[str, object]:
+    """Keyword arguments for a client: TLS file options turned into an ``ssl_context``."""
+    kwargs = {k: v for k, v in config.items() if k not in _SSL_KEYS}
+    ssl_opts = {k: config[k] for k in _SSL_KEYS if k in config}
+    protocol = str(config.get("security_protocol", "PLAINTEXT")).upper()
+    if ssl_opts or protocol in ("SSL", "SASL_SSL"):
+        cafile = ssl_opts.get("ssl_cafile")
+        context = ssl.create_default_context(cafile=str(cafile) if cafile else None)
+        if "ssl_check_hostname" in ssl_opts:
+            context.check_hostname = bool(ssl_opts["ssl_check_hostname"])
+        certfile = ssl_opts.get("ssl_certfile")
+        if certfile:
+            keyfile = ssl_opts.get("ssl_keyfile")
+            password = ssl_opts.get("ssl_password")
+            context.load_cert_chain(
+                str(certfile),
+                str(keyfile) if keyfile else None,
+                str(password) if password else None,
+            )
+        kwargs["ssl_context"] = context
+    return kwargs
+
+
 @asynccontextmanager
 async def _consumer(config: dict[str, object]) -> AsyncIterator[Consumer]:
     # Imported here so that unpickling a reader on an executor stays cheap.
     from ..consumer import Consumer
 
-    consumer = Consumer(group_id=None, enable_auto_commit=False, **config)
+    consumer = Consumer(
+        group_id=None, enable_auto_commit=False, auto_offset_reset="none", **client_kwargs(config)
+    )
     async with consumer:
         yield consumer
 
@@ -356,7 +385,7 @@ async def _finish(
 async def _producer(config: dict[str, object]) -> AsyncIterator[Producer]:
     from ..producer import Producer
 
-    async with Producer(**config) as producer:
+    async with Producer(**client_kwargs(config)) as producer:
         yield producer
 
 

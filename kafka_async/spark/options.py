@@ -44,6 +44,9 @@ _COMMON_RENAMES = {
     "sasl.mechanism": "sasl_mechanism",
     "sasl.plain.username": "sasl_plain_username",
     "sasl.plain.password": "sasl_plain_password",
+    # TLS settings stay file names here (an SSLContext cannot be pickled to executors);
+    # kafka_io builds the context where the client is created. Java's key and trust stores
+    # are accepted when they are PEM files (ssl.*.type=PEM); JKS is a JVM-only format.
     "ssl.cafile": "ssl_cafile",
     "ssl.certfile": "ssl_certfile",
     "ssl.keyfile": "ssl_keyfile",
@@ -52,6 +55,7 @@ _COMMON_RENAMES = {
     "ssl.key.password": "ssl_password",
     "ssl.endpoint.identification.algorithm": "ssl_check_hostname",
 }
+_SSL_STORE_TYPES = {"ssl.truststore.type", "ssl.keystore.type"}
 _CONSUMER_ONLY = {
     "fetch.max.bytes": "fetch_max_bytes",
     "fetch.min.bytes": "fetch_min_bytes",
@@ -172,6 +176,13 @@ def client_config(
         if java_key in _REFUSED:
             raise ConfigError(f"option {key!r} is not supported: {_REFUSED[java_key]}")
         if java_key in _IGNORED:
+            continue
+        if java_key in _SSL_STORE_TYPES:
+            if raw.strip().upper() != "PEM":
+                raise ConfigError(
+                    f"option {key!r}={raw!r}: only PEM files are supported (JKS and PKCS12 "
+                    "stores are JVM formats)"
+                )
             continue
         if java_key == "sasl.jaas.config":
             # The JVM's login-module string carries the SASL user name and password.
