@@ -1,0 +1,34 @@
+"""Sending one request with a version chosen per connection (shared by consumer modules)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..cluster.client import ClusterClient
+from ..protocol.schema import Api
+
+Body = dict[str, Any] | Callable[[int], dict[str, Any]]
+
+
+async def send(
+    client: ClusterClient,
+    node_id: int,
+    api: Api,
+    body: Body,
+    *,
+    purpose: str = "default",
+    min_version: int | None = None,
+    max_version: int | None = None,
+    timeout: float | None = None,
+) -> tuple[int, Any]:
+    """Send to ``node_id`` at the highest common version within the bounds.
+
+    ``body`` may be a function of the version, for APIs whose shape changed (OffsetFetch
+    v8 moved to per-group lists). Returns (version, decoded response).
+    """
+    conn = await client.connection(node_id, purpose)
+    version = conn.version_for(api, min_version, max_version)
+    payload = body(version) if callable(body) else body
+    resp = await conn.request(api, payload, version=version, timeout=timeout)
+    return version, resp

@@ -1,0 +1,685 @@
+"""The fetcher: one Fetch loop per leader broker, a bounded buffer, lazy decoding.
+
+Life of fetched bytes
+---------------------
+1. ``Fetcher.run`` (a task in the consumer's task group) groups the fetchable partitions by
+   leader and keeps one ``_node_loop`` task per leader broker.
+2. A node loop asks its broker for every partition it leads that is not paused and whose
+   buffered bytes are under ``max_partition_fetch_bytes``, as long as the whole buffer is
+   under ``fetch_max_bytes``. Requests go on the ``"fetch"`` connection (a Fetch may wait
+   ``fetch_max_wait_ms`` on the broker, and must not hold up short requests). The next Fetch
+   leaves as soon as the previous response is filed, while the application is still working
+   through it: that is the pipelining. Within a KIP-227 session requests are sequential by
+   definition (each carries the previous epoch + 1).
+3. Each partition's records bytes become a ``CompletedFetch`` in the buffer, undecoded. The
+   next fetch offset is read from the batch headers alone (a walk over length fields), so
+   prefetching never decodes records.
+4. ``drain`` (called by ``getmany``/``async for``) decodes one batch at a time
+   (``records.decode_batches``, CRC-checked when ``check_crcs``), skips control batches and,
+   under read_committed, batches of aborted transactions, and hands out records from the
+   partition's ``position`` on, moving ``position`` as it goes.
+
+Staleness: every ``CompletedFetch`` carries the partition's epoch at request time and its
+fetch offset; data whose epoch changed (seek, reset, reassignment) or whose offset no longer
+matches the position is dropped, never handed out.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..cluster.client import ClusterClient
+from ..errors import (
+    CorruptRecordError,
+    IncompatibleBrokerVersionError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    OffsetOutOfRangeError,
+    error_for_code,
+)
+from ..protocol.apis import FETCH
+from ..records.batch import RecordBatch, decode_batches
+from ..structs import ConsumerRecord, TopicPartition
+from ._io import send
+from ._signal import Signal
+from .config import ConsumerConfig
+from .fetch_session import FetchPlan, FetchSession, PartitionFetch
+from .positions import SubscriptionState
+
+log = logging.getLogger(__name__)
+
+# Partition error codes the fetcher handles itself.
+_NONE = 0
+_OFFSET_OUT_OF_RANGE = 1
+#: Errors after which the partition's leader must be looked up again.
+_METADATA_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75, 100, 103})
+#: Fetch versions 13+ name topics by id; we use names (all brokers since 0.11 accept them).
+MAX_FETCH_VERSION = 12
+
+_LOG_OVERHEAD = 12
+
+
+def next_fetch_offset(data: bytes | memoryview, start: int) -> int:
+    """The offset after the last complete batch in ``data`` (``start`` if there is none).
+
+    Reads only the fixed header fields, so prefetching costs no decoding. A truncated last
+    batch is ignored, as ``decode_batches`` does.
+    """
+    n = len(data)
+    pos = 0
+    nxt = start
+    while n - pos >= _LOG_OVERHEAD:
+        length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        end = pos + _LOG_OVERHEAD + length
+        if length < 0 or end > n or length < 5:
+            break
+        base = int.from_bytes(data[pos : pos + 8], "big", signed=True)
+        magic = data[pos + 16]
+        if magic >= 2:
+            if length < 15:
+                break
+            delta = int.from_bytes(data[pos + 23 : pos + 27], "big", signed=True)
+            nxt = max(nxt, base + delta + 1)
+        else:
+            # Legacy message (or compressed wrapper): its offset is its last inner offset.
+            nxt = max(nxt, base + 1)
+        pos = end
+    return nxt
+
+
+@dataclass(slots=True)
+class FetchedPartition:
+    """Header data of one partition in a Fetch response."""
+
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+
+
+Deserializer = Callable[[Any], Any]
+
+
+def _convert(
+    recs: list[Any],
+    topic: str,
+    partition: int,
+    ts_type: int,
+    leader_epoch: int | None,
+    kd: Deserializer | None,
+    vd: Deserializer | None,
+) -> list[ConsumerRecord[Any, Any]]:
+    """Records of one batch as ConsumerRecords (the hot path of consumption)."""
+    cls = ConsumerRecord
+    if kd is None and vd is None:
+        return [
+            cls(
+                topic,
+                partition,
+                r.offset,
+                r.timestamp,
+                ts_type,
+                r.key,
+                r.value,
+                list(r.headers) if r.headers else [],
+                leader_epoch,
+                -1 if r.key is None else len(r.key),
+                -1 if r.value is None else len(r.value),
+            )
+            for r in recs
+        ]
+    return [
+        cls(
+            topic,
+            partition,
+            r.offset,
+            r.timestamp,
+            ts_type,
+            r.key if kd is None else kd(r.key),
+            r.value if vd is None else vd(r.value),
+            list(r.headers) if r.headers else [],
+            leader_epoch,
+            -1 if r.key is None else len(r.key),
+            -1 if r.value is None else len(r.value),
+        )
+        for r in recs
+    ]
+
+
+class CompletedFetch:
+    """One partition's undecoded records from one Fetch response, consumed lazily."""
+
+    __slots__ = (
+        "_aborted_heap",
+        "_aborted_pids",
+        "_batch_end",
+        "_batches",
+        "_leader_epoch",
+        "_pending",
+        "_ts_type",
+        "data",
+        "epoch",
+        "error",
+        "fetch_offset",
+        "next_offset",
+        "read_committed",
+        "size",
+        "tp",
+    )
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        epoch: int,
+        fetch_offset: int,
+        data: bytes,
+        next_offset: int,
+        *,
+        aborted: list[tuple[int, int]] | None = None,
+        read_committed: bool = False,
+        error: KafkaError | None = None,
+    ) -> None:
+        self.tp = tp
+        self.epoch = epoch
+        self.fetch_offset = fetch_offset
+        self.data = data
+        self.size = len(data)
+        #: Where the next Fetch for this partition starts after this one.
+        self.next_offset = next_offset
+        self.error = error
+        self.read_committed = read_committed
+        self._aborted_heap = [(first, pid) for pid, first in (aborted or [])]
+        heapq.heapify(self._aborted_heap)
+        self._aborted_pids: set[int] = set()
+        self._batches: Iterator[RecordBatch] | None = None
+        #: Decoded records of the current batch not handed out yet.
+        self._pending: list[Any] = []
+        self._batch_end = fetch_offset
+        self._ts_type = 0
+        self._leader_epoch: int | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._batches is not None
+
+    def take(
+        self,
+        position: int,
+        limit: int,
+        config: ConsumerConfig,
+    ) -> tuple[list[ConsumerRecord[Any, Any]], int, bool]:
+        """Up to ``limit`` records at or after ``position``.
+
+        Returns (records, new position, exhausted). Raises ``CorruptRecordError`` (and its
+        subclasses) for damaged data.
+        """
+        topic, partition = self.tp
+        kd = config.key_deserializer
+        vd = config.value_deserializer
+        out: list[ConsumerRecord[Any, Any]] = []
+        if self._batches is None:
+            self._batches = decode_batches(
+                self.data,
+                check_crcs=config.check_crcs,
+                max_decompressed_size=config.max_decompressed_size,
+            )
+        while len(out) < limit:
+            pending = self._pending
+            if pending:
+                room = limit - len(out)
+                chunk = [r for r in pending[:room] if r.offset >= position]
+                del pending[:room]
+                if chunk:
+                    out += _convert(
+                        chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                    )
+                    position = chunk[-1].offset + 1
+                if not pending:
+                    # Offsets inside a batch may have gaps (compaction): the batch's end is
+                    # where consumption continues.
+                    position = max(position, self._batch_end)
+                continue
+            batch = next(self._batches, None)
+            if batch is None:
+                return out, max(position, self.next_offset), True
+            nxt = batch.next_offset
+            if nxt <= position:
+                continue
+            if self.read_committed and batch.producer_id >= 0:
+                heap = self._aborted_heap
+                last = batch.last_offset
+                while heap and heap[0][0] <= last:
+                    self._aborted_pids.add(heapq.heappop(heap)[1])
+                if batch.is_control:
+                    if any(c.is_abort for c in batch.control_records()):
+                        self._aborted_pids.discard(batch.producer_id)
+                elif batch.is_transactional and batch.producer_id in self._aborted_pids:
+                    position = nxt  # an aborted transaction's records are skipped
+                    continue
+            if batch.is_control:
+                position = nxt  # transaction markers are never shown
+                continue
+            self._ts_type = batch.timestamp_type
+            self._leader_epoch = (
+                batch.partition_leader_epoch
+                if batch.magic >= 2 and batch.partition_leader_epoch >= 0
+                else None
+            )
+            self._batch_end = nxt
+            recs = batch.records()
+            if not recs:
+                position = nxt
+            else:
+                self._pending = recs
+        return out, position, False
+
+
+class Fetcher:
+    """Fetch loops per broker plus the buffer ``getmany`` drains."""
+
+    def __init__(
+        self,
+        client: ClusterClient,
+        subscriptions: SubscriptionState,
+        config: ConsumerConfig,
+        changed: Signal,
+    ) -> None:
+        self._client = client
+        self._subs = subscriptions
+        self._config = config
+        #: Notified when fetchable state changes (seek, assign, resume, data consumed).
+        self._changed = changed
+        #: Notified when data (or an error) lands in the buffer.
+        self.data_ready = Signal()
+        self._buffer: deque[CompletedFetch] = deque()
+        self._buffered_bytes: dict[TopicPartition, int] = {}
+        self._total_bytes = 0
+        self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
+        self._loops: dict[int, FetchSession] = {}
+        self._in_flight: dict[TopicPartition, int] = {}
+        # statistics
+        self.fetch_requests = 0
+        self.fetch_errors = 0
+        self.bytes_fetched = 0
+        self.records_returned = 0
+        self.last_fetch_latency_ms = 0.0
+
+    # -- buffer ------------------------------------------------------------------------------
+
+    @property
+    def buffered_bytes(self) -> int:
+        return self._total_bytes
+
+    def has_data(self) -> bool:
+        return bool(self._buffer)
+
+    def _add(self, cf: CompletedFetch) -> None:
+        self._buffer.append(cf)
+        self._buffered_bytes[cf.tp] = self._buffered_bytes.get(cf.tp, 0) + cf.size
+        self._total_bytes += cf.size
+
+    def _release(self, cf: CompletedFetch) -> None:
+        left = self._buffered_bytes.get(cf.tp, 0) - cf.size
+        if left > 0:
+            self._buffered_bytes[cf.tp] = left
+        else:
+            self._buffered_bytes.pop(cf.tp, None)
+        self._total_bytes -= cf.size
+        cf.size = 0
+        self._changed.notify()
+
+    def discard(self, tps: set[TopicPartition] | None = None) -> None:
+        """Drop buffered data (of ``tps``, or all): after seek, revoke or unsubscribe."""
+        keep: deque[CompletedFetch] = deque()
+        for cf in self._buffer:
+            if tps is None or cf.tp in tps:
+                self._release(cf)
+            else:
+                keep.append(cf)
+        self._buffer = keep
+        for tp in list(self._fetch_offsets) if tps is None else list(tps):
+            self._fetch_offsets.pop(tp, None)
+
+    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
+        """Hand out up to ``max_records`` buffered records, advancing positions.
+
+        A stored error (reset "none", corrupt data, authorization) is raised once the records
+        ahead of it are returned.
+        """
+        out: dict[TopicPartition, list[ConsumerRecord[Any, Any]]] = {}
+        budget = max_records
+        assignment = self._subs.assignment
+        buffer = self._buffer
+        skipped: list[CompletedFetch] = []
+        try:
+            while buffer and budget > 0:
+                cf = buffer[0]
+                st = assignment.get(cf.tp)
+                if st is None or st.epoch != cf.epoch or st.position is None:
+                    buffer.popleft()
+                    self._release(cf)
+                    continue
+                if st.paused:
+                    # Kept for when the partition resumes, out of the way of the others.
+                    skipped.append(buffer.popleft())
+                    continue
+                if cf.error is not None:
+                    if out:
+                        break  # hand out what we have first; the error surfaces next time
+                    buffer.popleft()
+                    self._release(cf)
+                    self._fetch_offsets.pop(cf.tp, None)
+                    raise cf.error
+                if not cf.started and cf.fetch_offset != st.position:
+                    buffer.popleft()  # prefetched for a position we have since left
+                    self._release(cf)
+                    continue
+                try:
+                    records, position, done = cf.take(st.position, budget, self._config)
+                except CorruptRecordError as exc:
+                    buffer.popleft()
+                    self._release(cf)
+                    # Refetch from the position next time (the caller may seek past it).
+                    self._fetch_offsets.pop(cf.tp, None)
+                    if out:
+                        buffer.appendleft(
+                            CompletedFetch(cf.tp, cf.epoch, st.position, b"", 0, error=exc)
+                        )
+                        break
+                    raise
+                st.position = position
+                if records:
+                    lst = out.get(cf.tp)
+                    if lst is None:
+                        out[cf.tp] = records
+                    else:
+                        lst.extend(records)
+                    budget -= len(records)
+                    self.records_returned += len(records)
+                buffer.popleft()
+                if done:
+                    self._release(cf)
+                else:
+                    # Partially consumed: to the back, so other partitions get a turn.
+                    buffer.append(cf)
+        finally:
+            for cf in reversed(skipped):
+                buffer.appendleft(cf)
+        return out
+
+    # -- fetching ----------------------------------------------------------------------------
+
+    def _fetch_offset(self, tp: TopicPartition, position: int, epoch: int) -> int:
+        known = self._fetch_offsets.get(tp)
+        if known is None or known[0] != epoch:
+            return position
+        return known[1]
+
+    def _wanted(self, node_id: int) -> dict[TopicPartition, PartitionFetch]:
+        cfg = self._config
+        if self._total_bytes >= cfg.fetch_max_bytes:
+            return {}
+        metadata = self._client.metadata
+        wanted: dict[TopicPartition, PartitionFetch] = {}
+        for tp, st in self._subs.assignment.items():
+            if not st.has_position or st.paused or st.position is None:
+                continue
+            if metadata.leader_for(tp) != node_id:
+                continue
+            if self._buffered_bytes.get(tp, 0) >= cfg.max_partition_fetch_bytes:
+                continue
+            wanted[tp] = PartitionFetch(
+                self._fetch_offset(tp, st.position, st.epoch),
+                cfg.max_partition_fetch_bytes,
+                st.leader_epoch if st.leader_epoch is not None else -1,
+            )
+        return wanted
+
+    def _leaders(self) -> tuple[set[int], bool]:
+        """Leader node ids of fetchable partitions; True if some leader is unknown."""
+        metadata = self._client.metadata
+        nodes: set[int] = set()
+        unknown = False
+        for tp in self._subs.fetchable():
+            leader = metadata.leader_for(tp)
+            if leader is None or leader < 0:
+                unknown = True
+            else:
+                nodes.add(leader)
+        return nodes, unknown
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Keep one fetch loop per leader broker; runs until cancelled."""
+        backoff = self._config.client.retry_backoff_ms / 1000
+        async with anyio.create_task_group() as tg:
+            task_status.started()
+            while True:
+                event = self._changed.current()
+                nodes, unknown = self._leaders()
+                if unknown:
+                    self._client.request_metadata_update()
+                for node in nodes:
+                    if node not in self._loops:
+                        self._loops[node] = FetchSession(
+                            node, enabled=self._config.enable_fetch_sessions
+                        )
+                        tg.start_soon(self._node_loop, node)
+                await self._changed.wait(backoff if unknown else 1.0, event)
+
+    async def _node_loop(self, node_id: int) -> None:
+        session = self._loops[node_id]
+        cfg = self._config
+        idle_since: float | None = None
+        backoff = cfg.client.retry_backoff_ms / 1000
+        try:
+            while True:
+                event = self._changed.current()
+                wanted = self._wanted(node_id)
+                if not wanted:
+                    # Nothing to ask this broker for now; exit after a while with no work so
+                    # a broker that lost its leaderships does not keep a task.
+                    now = time.monotonic()
+                    if idle_since is None:
+                        idle_since = now
+                    elif now - idle_since > 30 and node_id not in self._leaders()[0]:
+                        return
+                    await self._changed.wait(1.0, event)
+                    continue
+                idle_since = None
+                plan = session.plan(wanted)
+                ok = await self._fetch_once(node_id, session, plan)
+                if not ok:
+                    await anyio.sleep(backoff)
+        finally:
+            self._loops.pop(node_id, None)
+
+    def _build_request(self, plan: FetchPlan) -> dict[str, Any]:
+        cfg = self._config
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, pf in plan.to_send.items():
+            topics.setdefault(tp.topic, []).append(
+                {
+                    "partition": tp.partition,
+                    "current_leader_epoch": pf.current_leader_epoch,
+                    "fetch_offset": pf.fetch_offset,
+                    "log_start_offset": pf.log_start_offset,
+                    "partition_max_bytes": pf.max_bytes,
+                }
+            )
+        forgotten: dict[str, list[int]] = {}
+        for tp in plan.to_forget:
+            forgotten.setdefault(tp.topic, []).append(tp.partition)
+        return {
+            "max_wait_ms": cfg.fetch_max_wait_ms,
+            "min_bytes": cfg.fetch_min_bytes,
+            "max_bytes": cfg.fetch_max_bytes,
+            "isolation_level": cfg.isolation,
+            "session_id": plan.session_id,
+            "session_epoch": plan.epoch,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            "forgotten_topics_data": [
+                {"topic": t, "partitions": ps} for t, ps in forgotten.items()
+            ],
+        }
+
+    async def _fetch_once(self, node_id: int, session: FetchSession, plan: FetchPlan) -> bool:
+        cfg = self._config
+        epochs = {tp: self._subs.assignment[tp].epoch for tp in plan.fetching}
+        body = self._build_request(plan)
+        timeout = cfg.fetch_max_wait_ms / 1000 + cfg.client.request_timeout
+        started = time.monotonic()
+        self.fetch_requests += 1
+        try:
+            _, resp = await send(
+                self._client,
+                node_id,
+                FETCH,
+                body,
+                purpose="fetch",
+                min_version=4,
+                max_version=MAX_FETCH_VERSION,
+                timeout=timeout,
+            )
+        except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
+            log.debug("fetch from node %s failed: %r", node_id, exc)
+            self.fetch_errors += 1
+            session.on_failure()
+            self._client.request_metadata_update()
+            return False
+        self.last_fetch_latency_ms = (time.monotonic() - started) * 1000
+        session.on_response(plan, resp.error_code, resp.session_id)
+        if resp.error_code != _NONE:
+            self.fetch_errors += 1
+            log.debug("fetch session error %s from node %s", resp.error_code, node_id)
+            return resp.error_code in (70, 71)  # session errors: retry at once, full
+        added = False
+        for topic in resp.responses:
+            name = topic.topic
+            for part in topic.partitions:
+                tp = TopicPartition(name, part.partition_index)
+                sent = plan.fetching.get(tp)
+                if sent is None:
+                    continue
+                added |= self._handle_partition(tp, part, sent, epochs.get(tp, -1))
+        if added:
+            self.data_ready.notify()
+        return True
+
+    def _handle_partition(
+        self, tp: TopicPartition, part: Any, sent: PartitionFetch, epoch: int
+    ) -> bool:
+        st = self._subs.assignment.get(tp)
+        if st is None or st.epoch != epoch:
+            return False  # seeked, reset or revoked while the request was in flight
+        code = part.error_code
+        if code == _NONE:
+            st.high_watermark = part.high_watermark
+            if part.last_stable_offset >= 0:
+                st.last_stable_offset = part.last_stable_offset
+            if part.log_start_offset >= 0:
+                st.log_start_offset = part.log_start_offset
+            records = part.records
+            if not records:
+                return False
+            data = bytes(records)
+            nxt = next_fetch_offset(data, sent.fetch_offset)
+            if nxt <= sent.fetch_offset:
+                if len(data) >= sent.max_bytes:
+                    # One batch is bigger than max_partition_fetch_bytes; a broker from
+                    # KIP-74 on always returns the first batch whole, so this means an old
+                    # broker: report it instead of fetching the same bytes forever.
+                    self._add(
+                        CompletedFetch(
+                            tp,
+                            epoch,
+                            sent.fetch_offset,
+                            b"",
+                            sent.fetch_offset,
+                            error=error_for_code(
+                                10,
+                                f"{tp}: a batch at offset {sent.fetch_offset} is larger than "
+                                f"max_partition_fetch_bytes={sent.max_bytes}",
+                            ),
+                        )
+                    )
+                    return True
+                return False
+            self.bytes_fetched += len(data)
+            aborted = None
+            if self._config.isolation and part.aborted_transactions:
+                aborted = [(a.producer_id, a.first_offset) for a in part.aborted_transactions]
+            self._add(
+                CompletedFetch(
+                    tp,
+                    epoch,
+                    sent.fetch_offset,
+                    data,
+                    nxt,
+                    aborted=aborted,
+                    read_committed=bool(self._config.isolation),
+                )
+            )
+            self._fetch_offsets[tp] = (epoch, nxt)
+            return True
+        self.fetch_errors += 1
+        if code == _OFFSET_OUT_OF_RANGE:
+            if self._subs.default_reset is not None:
+                log.info("%s: offset %s out of range, resetting", tp, sent.fetch_offset)
+                self._subs.request_reset(tp, None)
+                self._changed.notify()
+                return False
+            self._add(
+                CompletedFetch(
+                    tp,
+                    epoch,
+                    sent.fetch_offset,
+                    b"",
+                    sent.fetch_offset,
+                    error=OffsetOutOfRangeError(
+                        f"{tp}: fetch offset {sent.fetch_offset} is out of range and "
+                        "auto_offset_reset is 'none'"
+                    ),
+                )
+            )
+            return True
+        if code in _METADATA_ERRORS:
+            log.debug("%s: fetch error %s, refreshing metadata", tp, code)
+            self._client.request_metadata_update()
+            return False
+        err = error_for_code(code, f"fetching {tp}")
+        if err.retriable:
+            return False
+        self._add(CompletedFetch(tp, epoch, sent.fetch_offset, b"", sent.fetch_offset, error=err))
+        return True
+
+    def statistics(self) -> Mapping[str, Any]:
+        return {
+            "fetch_loops": sorted(self._loops),
+            "buffered_bytes": self._total_bytes,
+            "buffered_fetches": len(self._buffer),
+            "fetch_requests": self.fetch_requests,
+            "fetch_errors": self.fetch_errors,
+            "bytes_fetched": self.bytes_fetched,
+            "records_returned": self.records_returned,
+            "last_fetch_latency_ms": round(self.last_fetch_latency_ms, 3),
+            "sessions": {
+                node: {
+                    "session_id": s.session_id,
+                    "epoch": s.epoch,
+                    "full_requests": s.full_requests,
+                    "incremental_requests": s.incremental_requests,
+                }
+                for node, s in self._loops.items()
+            },
+        }

@@ -1,0 +1,627 @@
+"""The group coordinator loop: carries out what the membership state machine decides.
+
+Two tasks in the consumer's task group:
+
+* ``run`` owns every action: it looks up the coordinator, sends JoinGroup (on the
+  ``"group"`` connection, since the broker may hold it for a whole rebalance) and SyncGroup
+  (the leader first runs the assignor), commits and revokes partitions, calls the rebalance
+  listener, sends LeaveGroup. Because one task executes all actions, a revocation never
+  races an assignment.
+* ``_heartbeat_loop`` sends a Heartbeat every ``heartbeat_interval_ms`` while the member is
+  in a generation, notices a session that expired (no successful heartbeat for
+  ``session_timeout_ms``) and a poll interval that expired (the application stopped
+  calling ``getmany``/``getone`` for ``max_poll_interval_ms``). It only feeds those events
+  to the state machine and queues the resulting actions for ``run``.
+
+The order on a revocation: commit the consumed offsets of the partitions being given up
+(when auto commit is on), call ``on_partitions_revoked`` (the application may commit there
+itself: the generation is still valid), then stop fetching them. Lost partitions (the
+generation ended under us) are not committed: another member may already own them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+import anyio.abc
+
+from ...cluster.client import ClusterClient
+from ...errors import (
+    IncompatibleBrokerVersionError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+)
+from ...protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from ...protocol.consumer_protocol import Assignment, Subscription
+from ...structs import TopicPartition
+from .._io import send
+from .._signal import Signal
+from ..config import ConsumerConfig
+from ..offsets import OffsetClient
+from ..positions import SubscriptionState
+from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol
+from .state import (
+    NOT_COORDINATOR,
+    Action,
+    Assign,
+    Backoff,
+    Fail,
+    FindCoordinator,
+    GroupMembership,
+    Lose,
+    MemberState,
+    Revoke,
+    SendJoin,
+    SendLeave,
+    SendSync,
+)
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_TYPE = "consumer"
+
+
+@runtime_checkable
+class RebalanceListenerProtocol(Protocol):
+    """Anything with these methods (async or plain) can be a rebalance listener."""
+
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> Any: ...
+
+    def on_partitions_assigned(self, assigned: set[TopicPartition]) -> Any: ...
+
+
+class ConsumerRebalanceListener:
+    """Base class for rebalance listeners; override what you need.
+
+    ``on_partitions_revoked`` runs before partitions are given up in an orderly way (commit
+    here if you commit manually); ``on_partitions_assigned`` after new ones arrive (seek
+    here to start elsewhere than the committed offset); ``on_partitions_lost`` when the
+    member's generation ended under it (the partitions may belong to someone else already,
+    so do not commit). Its default calls ``on_partitions_revoked``, as Java's does.
+    """
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        """Partitions about to be given up (their consumed offsets still committable)."""
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        """Partitions newly assigned to this member (empty on a no-change rebalance)."""
+
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        """Partitions lost without an orderly revocation."""
+        await self.on_partitions_revoked(lost)
+
+
+async def _call(listener: object, name: str, tps: set[TopicPartition]) -> None:
+    method = getattr(listener, name, None)
+    if method is None:
+        if name == "on_partitions_lost":
+            method = getattr(listener, "on_partitions_revoked", None)
+        if method is None:
+            return
+    result = method(tps)
+    if inspect.isawaitable(result):
+        await result
+
+
+class GroupCoordinator:
+    """Membership of one consumer in its group (classic protocol)."""
+
+    def __init__(
+        self,
+        client: ClusterClient,
+        config: ConsumerConfig,
+        subscriptions: SubscriptionState,
+        offsets: OffsetClient,
+        changed: Signal,
+        *,
+        on_revoke: Any = None,
+    ) -> None:
+        assert config.group_id is not None
+        self.group_id: str = config.group_id
+        self._client = client
+        self._config = config
+        self._subs = subscriptions
+        self._offsets = offsets
+        self._changed = changed
+        #: Called with the revoked partitions before the listener (the consumer discards
+        #: their buffered records there).
+        self._on_revoke = on_revoke
+        self.assignors: tuple[Assignor, ...] = config.partition_assignment_strategy
+        self.membership = GroupMembership(
+            protocol=rebalance_protocol(self.assignors),
+            group_instance_id=config.group_instance_id,
+            retry_backoff_ms=config.client.retry_backoff_ms,
+        )
+        self.listener: object | None = None
+        self._pending: deque[Action] = deque()
+        self._wake = Signal()
+        self._join_members: list[Any] = []
+        #: Partition counts of the subscribed topics when this member last assigned (leader).
+        self._assigned_snapshot: dict[str, int] = {}
+        self._last_heartbeat_ok = time.monotonic()
+        self.last_poll = time.monotonic()
+        #: A fatal error (fenced, authorization...) or a listener's exception, raised by the
+        #: consumer to the application.
+        self.error: BaseException | None = None
+        self.rebalances = 0
+        self.heartbeats = 0
+        self.heartbeat_failures = 0
+        self.last_rebalance_ms = 0.0
+        self._stable = anyio.Event()
+
+    # -- API used by the consumer ------------------------------------------------------------
+
+    def wake(self) -> None:
+        self._wake.notify()
+
+    def subscription_changed(self) -> None:
+        self.membership.on_subscription_change()
+        self.wake()
+
+    def polled(self) -> None:
+        """The application asked for records (resets the max_poll_interval_ms clock)."""
+        self.last_poll = time.monotonic()
+        if self.membership.left_on_poll_timeout:
+            self.membership.on_poll()
+            self.wake()
+
+    def on_commit_error(self, code: int) -> None:
+        """A commit came back with a generation error: treat it like a heartbeat's."""
+        self._queue(self.membership.on_heartbeat_response(code))
+
+    @property
+    def stable(self) -> bool:
+        return self.membership.state is MemberState.STABLE and not self.membership.rejoin_needed
+
+    async def wait_stable(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline
+        """Wait until the member holds a generation (used by tests and the demo)."""
+        with anyio.move_on_after(timeout):
+            while not self.stable:
+                if self.error is not None:
+                    raise self.error
+                await self._changed.wait(0.1, self._changed.current())
+            return True
+        return False
+
+    def generation(self) -> tuple[int, str, str | None]:
+        m = self.membership
+        return m.generation_id, m.member_id, m.group_instance_id
+
+    def _queue(self, actions: Iterable[Action]) -> None:
+        added = False
+        for a in actions:
+            self._pending.append(a)
+            added = True
+        if added:
+            self.wake()
+
+    # -- main loop ---------------------------------------------------------------------------
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._heartbeat_loop)
+            task_status.started()
+            while True:
+                event = self._wake.current()
+                if self._pending:
+                    await self._execute(self._pending)
+                    continue
+                m = self.membership
+                if m.state is MemberState.FAILED:
+                    await self._wake.wait(None, event)
+                    continue
+                if self._subs.is_group_managed:
+                    self._check_metadata()
+                    if m.rejoin_needed and m.state is not MemberState.LEFT:
+                        await self._rebalance()
+                        continue
+                await self._wake.wait(1.0, event)
+
+    def _check_metadata(self) -> None:
+        """Pattern subscriptions follow new topics; a leader notices partition counts grow."""
+        md = self._client.metadata
+        if self._subs.pattern is not None and self._subs.match_pattern(md.topics):
+            self._client.add_topics(self._subs.topics)
+            self.membership.on_subscription_change()
+        if self.membership.is_leader and self._assigned_snapshot and self.stable:
+            for topic, count in self._assigned_snapshot.items():
+                parts = md.partitions_for(topic)
+                if parts is not None and len(parts) != count:
+                    self.membership.request_rejoin(f"partition count of {topic} changed")
+                    break
+
+    async def _rebalance(self) -> None:
+        started = time.monotonic()
+        self.rebalances += 1
+        self._queue(self.membership.begin_join())
+        await self._execute(self._pending)
+        self.last_rebalance_ms = (time.monotonic() - started) * 1000
+        self._changed.notify()
+
+    async def _execute(self, queue: deque[Action]) -> None:
+        m = self.membership
+        while queue:
+            action = queue.popleft()
+            try:
+                more = await self._do(action)
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                # The coordinator went away mid-step: the state machine treats it like
+                # NOT_COORDINATOR (look it up again, then redo the join).
+                log.info("group %s: %s failed (%s)", self.group_id, action, exc)
+                self._client.invalidate_coordinator(self.group_id)
+                await anyio.sleep(self._config.client.retry_backoff_ms / 1000)
+                if isinstance(action, SendJoin):
+                    more = m.on_join_response(NOT_COORDINATOR)
+                elif isinstance(action, SendSync):
+                    more = m.on_sync_response(NOT_COORDINATOR)
+                elif isinstance(action, FindCoordinator) and m.state in (
+                    MemberState.JOINING,
+                    MemberState.SYNCING,
+                ):
+                    more = [FindCoordinator()]
+                else:
+                    more = []
+            except KafkaError as exc:
+                # Not retriable (unsupported versions, a protocol we lack): the member stops.
+                log.error("group %s: %s failed: %s", self.group_id, action, exc)
+                more = [Fail(exc)]
+            queue.extendleft(reversed(more))
+
+    async def _do(self, action: Action) -> list[Action]:
+        if isinstance(action, FindCoordinator):
+            self._client.invalidate_coordinator(self.group_id)
+            await self._client.coordinator(self.group_id)
+            return []
+        if isinstance(action, SendJoin):
+            return await self._join()
+        if isinstance(action, SendSync):
+            return await self._sync(action.is_leader)
+        if isinstance(action, Revoke):
+            await self._revoke(set(action.partitions))
+            return []
+        if isinstance(action, Lose):
+            await self._lose(set(action.partitions))
+            return []
+        if isinstance(action, Assign):
+            await self._assign(set(action.partitions))
+            return []
+        if isinstance(action, SendLeave):
+            await self._leave()
+            return []
+        if isinstance(action, Backoff):
+            await anyio.sleep(action.ms / 1000)
+            return []
+        if isinstance(action, Fail):
+            log.error("group %s: fatal: %s", self.group_id, action.error)
+            self.error = action.error
+            self._changed.notify()
+            return []
+        raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
+
+    # -- steps -------------------------------------------------------------------------------
+
+    def _subscription_metadata(self, assignor: Assignor) -> bytes:
+        m = self.membership
+        owned = sorted(m.owned)
+        return Subscription(
+            topics=tuple(sorted(self._subs.topics)),
+            user_data=assignor.subscription_user_data(owned, m.generation_id),
+            owned_partitions=tuple(owned),
+            generation_id=m.generation_id,
+        ).encode()
+
+    async def _join(self) -> list[Action]:
+        m = self.membership
+        m.on_join_sent()
+        cfg = self._config
+        node = await self._client.coordinator(self.group_id)
+        protocols = [
+            {"name": a.name, "metadata": self._subscription_metadata(a)} for a in self.assignors
+        ]
+
+        def body(version: int) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "group_id": self.group_id,
+                "session_timeout_ms": cfg.session_timeout_ms,
+                "rebalance_timeout_ms": cfg.rebalance_timeout,
+                "member_id": m.member_id,
+                "protocol_type": PROTOCOL_TYPE,
+                "protocols": protocols,
+                "reason": m.rejoin_reason,
+            }
+            if version >= 5:
+                out["group_instance_id"] = m.group_instance_id
+            return out
+
+        timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
+        _, resp = await send(self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout)
+        self._join_members = list(resp.members or [])
+        return m.on_join_response(
+            resp.error_code,
+            member_id=resp.member_id,
+            generation_id=resp.generation_id,
+            protocol_name=resp.protocol_name,
+            leader_id=resp.leader,
+        )
+
+    async def _sync(self, is_leader: bool) -> list[Action]:
+        m = self.membership
+        assignments: list[dict[str, Any]] = []
+        if is_leader:
+            assignments = await self._assign_as_leader()
+        node = await self._client.coordinator(self.group_id)
+
+        def body(version: int) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "group_id": self.group_id,
+                "generation_id": m.generation_id,
+                "member_id": m.member_id,
+                "protocol_type": PROTOCOL_TYPE,
+                "protocol_name": m.protocol_name,
+                "assignments": assignments,
+            }
+            if version >= 3:
+                out["group_instance_id"] = m.group_instance_id
+            return out
+
+        cfg = self._config
+        timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
+        _, resp = await send(self._client, node, SYNC_GROUP, body, purpose="group", timeout=timeout)
+        assigned: tuple[TopicPartition, ...] = ()
+        if resp.error_code == 0:
+            assignment = Assignment.decode(resp.assignment or b"")
+            # Ignore partitions of topics we do not subscribe to (a leader with a stale view).
+            assigned = tuple(tp for tp in assignment.partitions if tp.topic in self._subs.topics)
+        return m.on_sync_response(resp.error_code, assigned)
+
+    async def _assign_as_leader(self) -> list[dict[str, Any]]:
+        m = self.membership
+        assignor = next((a for a in self.assignors if a.name == m.protocol_name), None)
+        if assignor is None:
+            raise KafkaError(f"the group chose protocol {m.protocol_name!r}, which we lack")
+        members: list[MemberInfo] = []
+        for raw in self._join_members:
+            sub = Subscription.decode(raw.metadata)
+            members.append(MemberInfo(raw.member_id, sub, raw.group_instance_id))
+        topics = sorted({t for mi in members for t in mi.subscription.topics})
+        self._client.add_topics(topics)
+        md = self._client.metadata
+        if any(md.partitions_for(t) is None for t in topics):
+            try:
+                md = await self._client.refresh_metadata(topics)
+            except KafkaError as exc:
+                log.warning(
+                    "group %s: metadata refresh for assignment failed: %s", self.group_id, exc
+                )
+        counts: dict[str, int] = {}
+        for t in topics:
+            parts = md.partitions_for(t)
+            if parts:
+                counts[t] = len(parts)
+        self._assigned_snapshot = dict(counts)
+        result = assignor.assign(counts, members)
+        versions = {mi.member_id: min(mi.subscription.version, 3) for mi in members}
+        log.info(
+            "group %s generation %s: leader assigned %s",
+            self.group_id,
+            m.generation_id,
+            {mid: len(a.partitions) for mid, a in result.items()},
+        )
+        return [
+            {"member_id": mid, "assignment": a.encode(versions.get(mid, 3))}
+            for mid, a in result.items()
+        ]
+
+    async def _revoke(self, tps: set[TopicPartition]) -> None:
+        if not tps:
+            return
+        log.info("group %s: revoking %s", self.group_id, sorted(tps))
+        if self._config.enable_auto_commit:
+            offsets = {tp: om for tp, om in self._subs.consumed_offsets().items() if tp in tps}
+            if offsets:
+                gen, member, instance = self.generation()
+                try:
+                    await self._offsets.commit(
+                        offsets,
+                        generation_id=gen,
+                        member_id=member,
+                        group_instance_id=instance,
+                        timeout=self._config.client.request_timeout,
+                    )
+                except KafkaError as exc:
+                    # The partitions are given up regardless; records after the last good
+                    # commit will be re-read by their next owner.
+                    log.warning(
+                        "group %s: commit of revoked partitions failed: %s", self.group_id, exc
+                    )
+        await self._call_listener("on_partitions_revoked", tps)
+        self._give_up(tps)
+
+    async def _lose(self, tps: set[TopicPartition]) -> None:
+        if not tps:
+            return
+        log.warning("group %s: lost %s", self.group_id, sorted(tps))
+        self._give_up(tps)
+        await self._call_listener("on_partitions_lost", tps)
+
+    def _give_up(self, tps: set[TopicPartition]) -> None:
+        self._subs.remove(tps)
+        if self._on_revoke is not None:
+            self._on_revoke(tps)
+        self._changed.notify()
+
+    async def _assign(self, tps: set[TopicPartition]) -> None:
+        self._subs.assign_from_group(tps, add=True)
+        log.info(
+            "group %s generation %s: assigned %s (now own %d)",
+            self.group_id,
+            self.membership.generation_id,
+            sorted(tps),
+            len(self._subs.assignment),
+        )
+        self._last_heartbeat_ok = time.monotonic()
+        self._changed.notify()
+        await self._call_listener("on_partitions_assigned", tps)
+        self._changed.notify()
+
+    async def _call_listener(self, name: str, tps: set[TopicPartition]) -> None:
+        if self.listener is None:
+            return
+        try:
+            await _call(self.listener, name, tps)
+        except Exception as exc:
+            # Surfaced to the application by the consumer's next getmany/getone.
+            log.exception("group %s: rebalance listener %s raised", self.group_id, name)
+            self.error = exc
+            self._changed.notify()
+
+    async def _leave(self) -> None:
+        m = self.membership
+        member_id = m.member_id
+        if not member_id:
+            return
+        node = await self._client.coordinator(self.group_id)
+
+        def body(version: int) -> dict[str, Any]:
+            if version >= 3:
+                return {
+                    "group_id": self.group_id,
+                    "members": [
+                        {
+                            "member_id": member_id,
+                            "group_instance_id": m.group_instance_id,
+                            "reason": "the consumer is closing or stopped polling",
+                        }
+                    ],
+                }
+            return {"group_id": self.group_id, "member_id": member_id}
+
+        _, resp = await send(self._client, node, LEAVE_GROUP, body)
+        if resp.error_code:
+            log.info("group %s: LeaveGroup answered %s", self.group_id, resp.error_code)
+
+    # -- heartbeats --------------------------------------------------------------------------
+
+    async def _heartbeat_loop(self) -> None:
+        cfg = self._config
+        interval = cfg.heartbeat_interval_ms / 1000
+        session = cfg.session_timeout_ms / 1000
+        max_poll = cfg.max_poll_interval_ms / 1000
+        while True:
+            m = self.membership
+            now = time.monotonic()
+            if m.state is MemberState.STABLE and m.generation_id >= 0:
+                if now - self.last_poll > max_poll:
+                    log.warning(
+                        "group %s: no poll for %.1f s (max_poll_interval_ms=%d); leaving the "
+                        "group until the application polls again",
+                        self.group_id,
+                        now - self.last_poll,
+                        cfg.max_poll_interval_ms,
+                    )
+                    self._queue(m.on_poll_timeout())
+                elif now - self._last_heartbeat_ok > session:
+                    log.warning("group %s: session expired without a heartbeat", self.group_id)
+                    self._queue(m.on_session_lost())
+                else:
+                    await self._heartbeat_once()
+            else:
+                self._last_heartbeat_ok = now
+            await anyio.sleep(interval)
+
+    async def _heartbeat_once(self) -> None:
+        m = self.membership
+        generation, member_id = m.generation_id, m.member_id
+
+        def body(version: int) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "group_id": self.group_id,
+                "generation_id": generation,
+                "member_id": member_id,
+            }
+            if version >= 3:
+                out["group_instance_id"] = m.group_instance_id
+            return out
+
+        self.heartbeats += 1
+        try:
+            node = await self._client.coordinator(self.group_id)
+            _, resp = await send(
+                self._client,
+                node,
+                HEARTBEAT,
+                body,
+                timeout=self._config.client.request_timeout,
+            )
+        except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
+            self.heartbeat_failures += 1
+            log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
+            self._client.invalidate_coordinator(self.group_id)
+            return
+        if (m.generation_id, m.member_id) != (generation, member_id):
+            return  # the generation changed while the heartbeat was in flight
+        if resp.error_code == 0:
+            self._last_heartbeat_ok = time.monotonic()
+            return
+        self.heartbeat_failures += 1
+        if resp.error_code == 27:
+            # A rebalance is under way: keep the session alive while we rejoin.
+            self._last_heartbeat_ok = time.monotonic()
+        log.info("group %s: heartbeat answered %s", self.group_id, resp.error_code)
+        actions = m.on_heartbeat_response(resp.error_code)
+        for a in actions:
+            if isinstance(a, FindCoordinator):
+                self._client.invalidate_coordinator(self.group_id)
+        self._queue(a for a in actions if not isinstance(a, FindCoordinator))
+        self.wake()
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def leave_group(self) -> None:
+        """close()/unsubscribe(): revoke (committing) and leave; errors are logged."""
+        actions = deque(self.membership.leave())
+        while actions:
+            a = actions.popleft()
+            try:
+                await self._do(a)
+            except KafkaError as exc:
+                log.info("group %s: %s during leave failed: %s", self.group_id, a, exc)
+
+    def statistics(self) -> Mapping[str, Any]:
+        m = self.membership
+        return {
+            "group_id": self.group_id,
+            "state": m.state.value,
+            "member_id": m.member_id,
+            "generation_id": m.generation_id,
+            "group_instance_id": m.group_instance_id,
+            "protocol": m.protocol_name,
+            "rebalance_protocol": m.protocol.value,
+            "is_leader": m.is_leader,
+            "rejoin_needed": m.rejoin_needed,
+            "rejoin_reason": m.rejoin_reason,
+            "owned_partitions": len(m.owned),
+            "rebalances": self.rebalances,
+            "last_rebalance_ms": round(self.last_rebalance_ms, 1),
+            "heartbeats": self.heartbeats,
+            "heartbeat_failures": self.heartbeat_failures,
+            "seconds_since_poll": round(time.monotonic() - self.last_poll, 3),
+            "error": repr(self.error) if self.error else None,
+        }
+
+
+__all__ = [
+    "ConsumerRebalanceListener",
+    "GroupCoordinator",
+    "RebalanceListenerProtocol",
+    "RebalanceProtocol",
+]
