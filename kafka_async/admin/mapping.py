@@ -1,0 +1,777 @@
+"""Pure translation between admin arguments, request bodies and result dataclasses.
+
+No I/O here: every function takes plain values (and the negotiated API version where the
+wire shape depends on it) and returns a request body dict or result objects. The client in
+``client.py`` only routes, sends and retries; these functions are what the unit tests
+exercise with hand-built responses.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import IncompatibleBrokerVersionError, KafkaError, error_for_code
+from ..protocol.codec import ZERO_UUID
+from ..structs import OffsetAndMetadata, TopicPartition
+from .results import (
+    AclCreationResult,
+    AclDeletionResult,
+    AlterConfigsResult,
+    BrokerDescription,
+    ClusterDescription,
+    ConfigDescription,
+    ConfigEntry,
+    ConfigSynonym,
+    CreatePartitionsResult,
+    CreateTopicResult,
+    DeleteGroupResult,
+    DeleteRecordsResult,
+    DeleteTopicResult,
+    GroupDescription,
+    GroupListing,
+    GroupOffset,
+    ListOffsetsResult,
+    MemberDescription,
+    PartitionDescription,
+    PartitionResult,
+    TopicDescription,
+    TopicListing,
+)
+from .types import (
+    AclBinding,
+    AclBindingFilter,
+    AlterConfigOp,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+    ConfigType,
+    IsolationLevel,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    PatternType,
+)
+
+# Error codes the client reacts to by re-routing (see client.py); named here once.
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+NOT_CONTROLLER = 41
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+
+#: Codes after which a request must go to a freshly looked-up controller.
+CONTROLLER_RETRY = frozenset({NOT_CONTROLLER})
+#: Codes after which the group coordinator must be looked up again.
+COORDINATOR_RETRY = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
+#: Codes meaning "same coordinator, try again shortly".
+COORDINATOR_WAIT = frozenset({COORDINATOR_LOAD_IN_PROGRESS})
+#: Codes after which partition leaders must be looked up again.
+LEADER_RETRY = frozenset(
+    {LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH}
+)
+
+# Kafka encodes "no authorized operations requested" as INT32 min.
+_NO_AUTHORIZED_OPS = -(2**31)
+
+
+def error_code(err: BaseException | None) -> int:
+    """The Kafka error code of ``err`` (0 for None, -1 for client-side errors)."""
+    if err is None:
+        return 0
+    unknown = getattr(err, "unknown_code", None)
+    if isinstance(unknown, int):
+        return unknown
+    code = getattr(err, "code", None)
+    return code if isinstance(code, int) else -1
+
+
+def _err(code: int, message: str | None = None) -> KafkaError | None:
+    return None if code == 0 else error_for_code(code, message or None)
+
+
+def _uuid(value: uuid.UUID | None) -> uuid.UUID | None:
+    return None if value is None or value == ZERO_UUID else value
+
+
+def _ops(bits: int) -> frozenset[int] | None:
+    if bits == _NO_AUTHORIZED_OPS:
+        return None
+    return frozenset(i for i in range(32) if bits & (1 << i))
+
+
+def unsupported(api_name: str, what: str, version: int) -> IncompatibleBrokerVersionError:
+    return IncompatibleBrokerVersionError(
+        f"{what} needs a newer {api_name} version than the broker supports (it speaks v{version})"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Topics
+# --------------------------------------------------------------------------------------------
+
+
+def create_topics_request(
+    topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool, version: int
+) -> dict[str, Any]:
+    if validate_only and version < 1:
+        raise unsupported("CreateTopics", "validate_only", version)
+    if version < 4:
+        # Before v4 the broker rejects -1 ("use the broker default") for the counts.
+        for t in topics:
+            if t.replica_assignment is None and (
+                t.num_partitions == -1 or t.replication_factor == -1
+            ):
+                raise unsupported("CreateTopics", "broker-default partition counts", version)
+    body: dict[str, Any] = {
+        "topics": [
+            {
+                "name": t.name,
+                "num_partitions": t.num_partitions,
+                "replication_factor": t.replication_factor,
+                "assignments": [
+                    {"partition_index": p, "broker_ids": list(ids)}
+                    for p, ids in sorted((t.replica_assignment or {}).items())
+                ],
+                "configs": [{"name": k, "value": v} for k, v in t.config.items()],
+            }
+            for t in topics
+        ],
+        "timeout_ms": timeout_ms,
+    }
+    if version >= 1:
+        body["validate_only"] = validate_only
+    return body
+
+
+def create_topics_results(resp: Any) -> dict[str, CreateTopicResult]:
+    out: dict[str, CreateTopicResult] = {}
+    for t in resp.topics:
+        configs = {c.name: c.value for c in (t.configs or ())}
+        out[t.name] = CreateTopicResult(
+            name=t.name,
+            topic_id=_uuid(t.topic_id),
+            num_partitions=t.num_partitions,
+            replication_factor=t.replication_factor,
+            configs=MappingProxyType(configs),
+            error=_err(t.error_code, t.error_message),
+        )
+    return out
+
+
+def delete_topics_request(names: Sequence[str], timeout_ms: int, version: int) -> dict[str, Any]:
+    if version >= 6:
+        return {"topics": [{"name": n} for n in names], "timeout_ms": timeout_ms}
+    return {"topic_names": list(names), "timeout_ms": timeout_ms}
+
+
+def delete_topics_results(resp: Any) -> dict[str, DeleteTopicResult]:
+    out: dict[str, DeleteTopicResult] = {}
+    for r in resp.responses:
+        name = r.name if r.name is not None else str(r.topic_id)
+        out[name] = DeleteTopicResult(
+            name=name, topic_id=_uuid(r.topic_id), error=_err(r.error_code, r.error_message)
+        )
+    return out
+
+
+def create_partitions_request(
+    new_partitions: Mapping[str, NewPartitions], timeout_ms: int, validate_only: bool
+) -> dict[str, Any]:
+    return {
+        "topics": [
+            {
+                "name": name,
+                "count": np.total_count,
+                "assignments": (
+                    None
+                    if np.assignments is None
+                    else [{"broker_ids": list(a)} for a in np.assignments]
+                ),
+            }
+            for name, np in new_partitions.items()
+        ],
+        "timeout_ms": timeout_ms,
+        "validate_only": validate_only,
+    }
+
+
+def create_partitions_results(resp: Any) -> dict[str, CreatePartitionsResult]:
+    return {
+        r.name: CreatePartitionsResult(r.name, _err(r.error_code, r.error_message))
+        for r in resp.results
+    }
+
+
+def metadata_request(topics: Sequence[str] | None, version: int) -> dict[str, Any]:
+    """A Metadata request that never auto-creates topics."""
+    body: dict[str, Any] = {}
+    if topics is None:
+        # v0 has no null array: an empty list means "all topics" there.
+        body["topics"] = None if version >= 1 else []
+    else:
+        body["topics"] = [{"name": t} for t in topics]
+    if version >= 4:
+        body["allow_auto_topic_creation"] = False
+    return body
+
+
+def topic_listings(resp: Any, include_internal: bool) -> dict[str, TopicListing]:
+    out: dict[str, TopicListing] = {}
+    for t in sorted(resp.topics, key=lambda t: t.name or ""):
+        if t.error_code != 0 or t.name is None:
+            continue
+        if t.is_internal and not include_internal:
+            continue
+        out[t.name] = TopicListing(
+            t.name, _uuid(t.topic_id), bool(t.is_internal), len(t.partitions)
+        )
+    return out
+
+
+def topic_descriptions(
+    resp: Any, asked: Sequence[str] | None, with_operations: bool = False
+) -> dict[str, TopicDescription]:
+    by_name = {t.name: t for t in resp.topics if t.name is not None}
+    names = list(asked) if asked is not None else sorted(by_name)
+    out: dict[str, TopicDescription] = {}
+    for name in names:
+        t = by_name.get(name)
+        if t is None:
+            out[name] = TopicDescription(name, error=error_for_code(UNKNOWN_TOPIC_OR_PARTITION))
+            continue
+        parts = tuple(
+            PartitionDescription(
+                partition=p.partition_index,
+                leader=p.leader_id,
+                leader_epoch=p.leader_epoch,
+                replicas=tuple(p.replica_nodes),
+                isr=tuple(p.isr_nodes),
+                offline_replicas=tuple(p.offline_replicas or ()),
+                error=_err(p.error_code),
+            )
+            for p in sorted(t.partitions, key=lambda p: p.partition_index)
+        )
+        out[name] = TopicDescription(
+            name=name,
+            topic_id=_uuid(t.topic_id),
+            is_internal=bool(t.is_internal),
+            partitions=parts,
+            authorized_operations=(
+                _ops(t.topic_authorized_operations) if with_operations else None
+            ),
+            error=_err(t.error_code),
+        )
+    return out
+
+
+def cluster_from_describe_cluster(resp: Any) -> ClusterDescription:
+    return ClusterDescription(
+        cluster_id=resp.cluster_id,
+        controller_id=resp.controller_id,
+        brokers=tuple(
+            BrokerDescription(b.broker_id, b.host, b.port, b.rack)
+            for b in sorted(resp.brokers, key=lambda b: b.broker_id)
+        ),
+    )
+
+
+def cluster_from_metadata(resp: Any) -> ClusterDescription:
+    return ClusterDescription(
+        cluster_id=resp.cluster_id,
+        controller_id=resp.controller_id,
+        brokers=tuple(
+            BrokerDescription(b.node_id, b.host, b.port, b.rack)
+            for b in sorted(resp.brokers, key=lambda b: b.node_id)
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Groups
+# --------------------------------------------------------------------------------------------
+
+
+def list_groups_request(
+    states: Sequence[str] | None, types: Sequence[str] | None, version: int
+) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if states:
+        if version < 4:
+            raise unsupported("ListGroups", "filtering by state", version)
+        body["states_filter"] = list(states)
+    if types:
+        if version < 5:
+            raise unsupported("ListGroups", "filtering by type", version)
+        body["types_filter"] = list(types)
+    return body
+
+
+def group_listings(resp: Any, coordinator: int) -> list[GroupListing]:
+    return [
+        GroupListing(
+            group_id=g.group_id,
+            protocol_type=g.protocol_type,
+            state=g.group_state or None,
+            type=g.group_type or None,
+            coordinator=coordinator,
+        )
+        for g in resp.groups
+    ]
+
+
+def _decode_assignment(protocol_type: str, data: bytes) -> tuple[TopicPartition, ...]:
+    if protocol_type != "consumer" or not data:
+        return ()
+    # Imported lazily: only describe_groups needs the consumer protocol structures.
+    from ..protocol.consumer_protocol import Assignment
+
+    try:
+        return tuple(Assignment.decode(data).partitions)
+    except (KafkaError, ValueError):
+        # A member of a custom protocol that calls itself "consumer" must not break the
+        # whole description; the raw bytes stay available.
+        return ()
+
+
+def group_descriptions(
+    resp: Any, coordinator: int, with_operations: bool = False
+) -> dict[str, GroupDescription]:
+    out: dict[str, GroupDescription] = {}
+    for g in resp.groups:
+        members = tuple(
+            MemberDescription(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                assignment=_decode_assignment(g.protocol_type, bytes(m.member_assignment)),
+                metadata=bytes(m.member_metadata),
+                raw_assignment=bytes(m.member_assignment),
+            )
+            for m in g.members
+        )
+        out[g.group_id] = GroupDescription(
+            group_id=g.group_id,
+            state=g.group_state,
+            protocol_type=g.protocol_type,
+            protocol=g.protocol_data,
+            members=members,
+            coordinator=coordinator,
+            # Only meaningful when asked for; some brokers fill the field regardless.
+            authorized_operations=_ops(g.authorized_operations) if with_operations else None,
+            error=_err(g.error_code),
+        )
+    return out
+
+
+def delete_groups_results(resp: Any) -> dict[str, DeleteGroupResult]:
+    return {r.group_id: DeleteGroupResult(r.group_id, _err(r.error_code)) for r in resp.results}
+
+
+def _group_partitions(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return by_topic
+
+
+def offset_fetch_request(
+    group_id: str, partitions: Sequence[TopicPartition] | None, version: int
+) -> dict[str, Any]:
+    if partitions is None and version < 2:
+        raise unsupported("OffsetFetch", "fetching all of a group's offsets", version)
+    topics = (
+        None
+        if partitions is None
+        else [
+            {"name": t, "partition_indexes": ps} for t, ps in _group_partitions(partitions).items()
+        ]
+    )
+    if version >= 8:
+        return {"groups": [{"group_id": group_id, "topics": topics}], "require_stable": False}
+    body: dict[str, Any] = {"group_id": group_id, "topics": topics}
+    if version >= 7:
+        body["require_stable"] = False
+    return body
+
+
+def offset_fetch_results(
+    resp: Any, group_id: str, version: int
+) -> tuple[KafkaError | None, dict[TopicPartition, GroupOffset]]:
+    """(group-level error, per-partition offsets)."""
+    if version >= 8:
+        groups = [g for g in resp.groups if g.group_id == group_id] or list(resp.groups)
+        if not groups:
+            return None, {}
+        group_error = _err(groups[0].error_code)
+        topics = groups[0].topics
+    else:
+        group_error = _err(resp.error_code) if version >= 2 else None
+        topics = resp.topics
+    out: dict[TopicPartition, GroupOffset] = {}
+    for t in topics:
+        for p in t.partitions:
+            tp = TopicPartition(t.name, p.partition_index)
+            out[tp] = GroupOffset(
+                topic=t.name,
+                partition=p.partition_index,
+                offset=p.committed_offset,
+                leader_epoch=p.committed_leader_epoch,
+                metadata=p.metadata,
+                error=_err(p.error_code),
+            )
+    return group_error, out
+
+
+def offset_commit_request(
+    group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata], version: int
+) -> dict[str, Any]:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp, om in offsets.items():
+        part: dict[str, Any] = {
+            "partition_index": tp.partition,
+            "committed_offset": om.offset,
+            "committed_leader_epoch": om.leader_epoch,
+            "committed_metadata": om.metadata,
+        }
+        by_topic.setdefault(tp.topic, []).append(part)
+    # generation -1 and an empty member id are how an admin (non-member) commits; Kafka
+    # only accepts that while the group has no active members.
+    body: dict[str, Any] = {
+        "group_id": group_id,
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+    }
+    return body
+
+
+def partition_results(resp_topics: Any) -> dict[TopicPartition, PartitionResult]:
+    out: dict[TopicPartition, PartitionResult] = {}
+    for t in resp_topics:
+        for p in t.partitions:
+            out[TopicPartition(t.name, p.partition_index)] = PartitionResult(
+                t.name, p.partition_index, _err(p.error_code)
+            )
+    return out
+
+
+def offset_delete_request(group_id: str, partitions: Sequence[TopicPartition]) -> dict[str, Any]:
+    return {
+        "group_id": group_id,
+        "topics": [
+            {"name": t, "partitions": [{"partition_index": p} for p in ps]}
+            for t, ps in _group_partitions(partitions).items()
+        ],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Configs
+# --------------------------------------------------------------------------------------------
+
+
+def describe_configs_request(
+    resources: Sequence[ConfigResource],
+    keys: Sequence[str] | None,
+    include_synonyms: bool,
+    include_documentation: bool,
+    version: int,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "resources": [
+            {
+                "resource_type": int(r.type),
+                "resource_name": r.name,
+                "configuration_keys": None if keys is None else list(keys),
+            }
+            for r in resources
+        ]
+    }
+    if include_synonyms:
+        if version < 1:
+            raise unsupported("DescribeConfigs", "include_synonyms", version)
+        body["include_synonyms"] = True
+    if include_documentation:
+        if version < 3:
+            raise unsupported("DescribeConfigs", "include_documentation", version)
+        body["include_documentation"] = True
+    return body
+
+
+def _resource_key(resource_type: int, name: str) -> tuple[int, str]:
+    return (resource_type, name)
+
+
+def describe_configs_results(
+    resp: Any, asked: Sequence[ConfigResource], version: int
+) -> dict[ConfigResource, ConfigDescription]:
+    by_key = {_resource_key(r.resource_type, r.resource_name): r for r in resp.results}
+    out: dict[ConfigResource, ConfigDescription] = {}
+    for res in asked:
+        r = by_key.get(_resource_key(int(res.type), res.name))
+        if r is None:
+            continue
+        entries: dict[str, ConfigEntry] = {}
+        for c in r.configs:
+            if version >= 1:
+                source = ConfigSource.from_wire(c.config_source)
+                is_default = source is ConfigSource.DEFAULT_CONFIG
+            else:
+                is_default = bool(c.is_default)
+                source = ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.UNKNOWN
+            entries[c.name] = ConfigEntry(
+                name=c.name,
+                value=c.value,
+                read_only=bool(c.read_only),
+                is_default=is_default,
+                source=source,
+                is_sensitive=bool(c.is_sensitive),
+                synonyms=tuple(
+                    ConfigSynonym(s.name, s.value, ConfigSource.from_wire(s.source))
+                    for s in (c.synonyms or ())
+                ),
+                type=ConfigType.from_wire(c.config_type),
+                documentation=c.documentation,
+            )
+        out[res] = ConfigDescription(
+            resource=res,
+            entries=MappingProxyType(entries),
+            error=_err(r.error_code, r.error_message),
+        )
+    return out
+
+
+def alter_configs_request(
+    configs: Mapping[ConfigResource, Mapping[str, str | None]], validate_only: bool
+) -> dict[str, Any]:
+    return {
+        "resources": [
+            {
+                "resource_type": int(res.type),
+                "resource_name": res.name,
+                "configs": [{"name": k, "value": v} for k, v in entries.items()],
+            }
+            for res, entries in configs.items()
+        ],
+        "validate_only": validate_only,
+    }
+
+
+def incremental_alter_configs_request(
+    changes: Mapping[ConfigResource, Sequence[AlterConfigOp]], validate_only: bool
+) -> dict[str, Any]:
+    return {
+        "resources": [
+            {
+                "resource_type": int(res.type),
+                "resource_name": res.name,
+                "configs": [
+                    {"name": op.name, "config_operation": int(op.op), "value": op.value}
+                    for op in ops
+                ],
+            }
+            for res, ops in changes.items()
+        ],
+        "validate_only": validate_only,
+    }
+
+
+def alter_configs_results(
+    resp: Any, asked: Iterable[ConfigResource]
+) -> dict[ConfigResource, AlterConfigsResult]:
+    by_key = {_resource_key(r.resource_type, r.resource_name): r for r in resp.responses}
+    out: dict[ConfigResource, AlterConfigsResult] = {}
+    for res in asked:
+        r = by_key.get(_resource_key(int(res.type), res.name))
+        if r is not None:
+            out[res] = AlterConfigsResult(res, _err(r.error_code, r.error_message))
+    return out
+
+
+def resource_is_broker(res: ConfigResource) -> bool:
+    return res.type in (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
+
+
+# --------------------------------------------------------------------------------------------
+# Offsets and records
+# --------------------------------------------------------------------------------------------
+
+
+def list_offsets_request(
+    specs: Mapping[TopicPartition, OffsetSpec],
+    isolation_level: IsolationLevel,
+    version: int,
+    timeout_ms: int,
+) -> dict[str, Any]:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp, spec in specs.items():
+        if spec.timestamp == OffsetSpec.MAX_TIMESTAMP_TS and version < 7:
+            raise unsupported("ListOffsets", "OffsetSpec.max_timestamp()", version)
+        part: dict[str, Any] = {"partition_index": tp.partition, "timestamp": spec.timestamp}
+        if version == 0:
+            part["max_num_offsets"] = 1
+        by_topic.setdefault(tp.topic, []).append(part)
+    if isolation_level is IsolationLevel.READ_COMMITTED and version < 2:
+        raise unsupported("ListOffsets", "read_committed", version)
+    body: dict[str, Any] = {
+        "replica_id": -1,
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+    }
+    if version >= 2:
+        body["isolation_level"] = int(isolation_level)
+    if version >= 10:
+        body["timeout_ms"] = timeout_ms
+    return body
+
+
+def list_offsets_results(resp: Any, version: int) -> dict[TopicPartition, ListOffsetsResult]:
+    out: dict[TopicPartition, ListOffsetsResult] = {}
+    for t in resp.topics:
+        for p in t.partitions:
+            if version == 0:
+                offset = p.old_style_offsets[0] if p.old_style_offsets else -1
+                timestamp = -1
+            else:
+                offset, timestamp = p.offset, p.timestamp
+            out[TopicPartition(t.name, p.partition_index)] = ListOffsetsResult(
+                topic=t.name,
+                partition=p.partition_index,
+                offset=offset,
+                timestamp=timestamp,
+                leader_epoch=p.leader_epoch,
+                error=_err(p.error_code),
+            )
+    return out
+
+
+def delete_records_request(
+    offsets: Mapping[TopicPartition, int], timeout_ms: int
+) -> dict[str, Any]:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp, off in offsets.items():
+        by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition, "offset": off})
+    return {
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        "timeout_ms": timeout_ms,
+    }
+
+
+def delete_records_results(resp: Any) -> dict[TopicPartition, DeleteRecordsResult]:
+    out: dict[TopicPartition, DeleteRecordsResult] = {}
+    for t in resp.topics:
+        for p in t.partitions:
+            out[TopicPartition(t.name, p.partition_index)] = DeleteRecordsResult(
+                t.name, p.partition_index, p.low_watermark, _err(p.error_code)
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# ACLs
+# --------------------------------------------------------------------------------------------
+
+
+def _pattern_for_version(pattern: PatternType, version: int, api: str) -> int:
+    if version >= 1:
+        return int(pattern)
+    # v0 only knows literal names; ANY degrades to LITERAL, which is all v0 brokers hold.
+    if pattern in (PatternType.LITERAL, PatternType.ANY):
+        return int(PatternType.LITERAL)
+    raise unsupported(api, f"pattern type {pattern.name}", version)
+
+
+def acl_filter_fields(flt: AclBindingFilter, version: int, api: str) -> dict[str, Any]:
+    return {
+        "resource_type_filter": int(flt.pattern.resource_type),
+        "resource_name_filter": flt.pattern.name,
+        "pattern_type_filter": _pattern_for_version(flt.pattern.pattern_type, version, api),
+        "principal_filter": flt.principal,
+        "host_filter": flt.host,
+        "operation": int(flt.operation),
+        "permission_type": int(flt.permission_type),
+    }
+
+
+def describe_acls_results(resp: Any) -> tuple[KafkaError | None, list[AclBinding]]:
+    acls = [
+        AclBinding._from_wire(
+            r.resource_type,
+            r.resource_name,
+            r.pattern_type,
+            a.principal,
+            a.host,
+            a.operation,
+            a.permission_type,
+        )
+        for r in resp.resources
+        for a in r.acls
+    ]
+    return _err(resp.error_code, resp.error_message), acls
+
+
+def create_acls_request(acls: Sequence[AclBinding], version: int) -> dict[str, Any]:
+    return {
+        "creations": [
+            {
+                "resource_type": int(a.pattern.resource_type),
+                "resource_name": a.pattern.name,
+                "resource_pattern_type": _pattern_for_version(
+                    a.pattern.pattern_type, version, "CreateAcls"
+                ),
+                "principal": a.principal,
+                "host": a.host,
+                "operation": int(a.operation),
+                "permission_type": int(a.permission_type),
+            }
+            for a in acls
+        ]
+    }
+
+
+def create_acls_results(
+    resp: Any, acls: Sequence[AclBinding]
+) -> dict[AclBinding, AclCreationResult]:
+    out: dict[AclBinding, AclCreationResult] = {}
+    for acl, r in zip(acls, resp.results, strict=False):
+        out[acl] = AclCreationResult(acl, _err(r.error_code, r.error_message))
+    return out
+
+
+def delete_acls_results(
+    resp: Any, filters: Sequence[AclBindingFilter]
+) -> dict[AclBindingFilter, AclDeletionResult]:
+    out: dict[AclBindingFilter, AclDeletionResult] = {}
+    for flt, r in zip(filters, resp.filter_results, strict=False):
+        deleted: list[AclBinding] = []
+        failed: list[tuple[AclBinding, KafkaError]] = []
+        for m in r.matching_acls:
+            acl = AclBinding._from_wire(
+                m.resource_type,
+                m.resource_name,
+                m.pattern_type,
+                m.principal,
+                m.host,
+                m.operation,
+                m.permission_type,
+            )
+            e = _err(m.error_code, m.error_message)
+            if e is None:
+                deleted.append(acl)
+            else:
+                failed.append((acl, e))
+        out[flt] = AclDeletionResult(
+            filter=flt,
+            deleted=tuple(deleted),
+            match_errors=tuple(failed),
+            error=_err(r.error_code, r.error_message),
+        )
+    return out

@@ -1,0 +1,7 @@
+"""``python -m kafka_async.cli``."""
+
+from __future__ import annotations
+
+from .main import run
+
+run()

@@ -1,0 +1,807 @@
+"""The ``kafka-async`` sub-commands. Each is ``async def cmd_x(args, out) -> exit code``.
+
+Runtime failures are raised as exceptions and turned into one line on stderr by
+``main.main``; argument problems raise :class:`~kafka_async.cli.parsing.UsageError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import IO, Any
+
+import anyio
+
+from ..admin import (
+    AdminClient,
+    AlterConfigOp,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+)
+from ..errors import (
+    KafkaError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from ..structs import TopicPartition
+from .output import Output
+from .parsing import (
+    StartPosition,
+    UsageError,
+    compile_template,
+    parse_header,
+    parse_kv,
+    parse_partitions,
+    parse_rate,
+    parse_start,
+    record_json,
+    split_key,
+)
+
+__all__ = [
+    "cmd_bench_consume",
+    "cmd_bench_produce",
+    "cmd_broker",
+    "cmd_consume",
+    "cmd_groups_delete",
+    "cmd_groups_describe",
+    "cmd_groups_list",
+    "cmd_groups_reset",
+    "cmd_offsets",
+    "cmd_produce",
+    "cmd_topics_alter",
+    "cmd_topics_create",
+    "cmd_topics_delete",
+    "cmd_topics_describe",
+    "cmd_topics_list",
+]
+
+_DEFAULT_TIMEOUT_MS = 30_000
+
+
+def _bootstrap(args: argparse.Namespace) -> str:
+    from .main import bootstrap_of
+
+    return bootstrap_of(args)
+
+
+def _timeout_ms(args: argparse.Namespace) -> int:
+    t = getattr(args, "timeout", None)
+    if t is None:
+        return _DEFAULT_TIMEOUT_MS
+    if t <= 0:
+        raise UsageError(f"--timeout must be positive, got {t}")
+    return max(1, int(t * 1000))
+
+
+def _client_settings(args: argparse.Namespace) -> dict[str, Any]:
+    timeout_ms = _timeout_ms(args)
+    return {
+        "bootstrap_servers": _bootstrap(args),
+        "client_id": "kafka-async-cli",
+        # A CLI should fail fast on an unreachable broker rather than wait out long defaults.
+        "request_timeout_ms": min(timeout_ms, 30_000),
+        "connect_timeout_ms": min(timeout_ms, 10_000),
+    }
+
+
+@contextlib.asynccontextmanager
+async def _admin(args: argparse.Namespace) -> AsyncIterator[AdminClient]:
+    async with AdminClient(
+        default_api_timeout_ms=_timeout_ms(args), **_client_settings(args)
+    ) as admin:
+        yield admin
+
+
+def _missing_topic(topic: str) -> UnknownTopicOrPartitionError:
+    return UnknownTopicOrPartitionError(f"topic '{topic}' does not exist")
+
+
+async def _partitions_of(admin: AdminClient, topic: str) -> list[int]:
+    desc = (await admin.describe_topics([topic]))[topic]
+    if isinstance(desc.error, UnknownTopicOrPartitionError):
+        raise _missing_topic(topic)
+    if desc.error is not None:
+        raise desc.error
+    return [p.partition for p in desc.partitions]
+
+
+def _selected_partitions(available: Sequence[int], wanted: str | None, topic: str) -> list[int]:
+    if wanted is None:
+        return list(available)
+    chosen = parse_partitions(wanted)
+    missing = [p for p in chosen if p not in available]
+    if missing:
+        raise UnknownTopicOrPartitionError(
+            f"topic '{topic}' has no partition {', '.join(map(str, missing))} "
+            f"(it has {len(available)})"
+        )
+    return chosen
+
+
+def _configs(pairs: Sequence[str]) -> dict[str, str]:
+    return dict(parse_kv(p) for p in pairs)
+
+
+# --------------------------------------------------------------------------------------------
+# broker
+# --------------------------------------------------------------------------------------------
+
+
+async def cmd_broker(args: argparse.Namespace, out: Output) -> int:
+    """Run an embedded Tansu broker until SIGINT/SIGTERM."""
+    import signal
+
+    from ..testing import EmbeddedBroker
+
+    if args.port is not None and not 0 < args.port < 65536:
+        raise UsageError(f"--port must be 1-65535, got {args.port}")
+    broker = EmbeddedBroker(port=args.port, host=args.host, durable=args.durable)
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        await broker.astart()
+        try:
+            out.line(broker.bootstrap_servers)
+            out.flush()
+            mode = "durable (S3)" if args.durable else "in-memory"
+            out.info(
+                f"{mode} Tansu broker listening on {broker.bootstrap_servers} "
+                f"(pid {broker.pid}); Ctrl-C to stop"
+            )
+            async for _ in signals:
+                break
+        finally:
+            with anyio.CancelScope(shield=True):
+                await broker.astop()
+    out.info("broker stopped")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# topics
+# --------------------------------------------------------------------------------------------
+
+
+async def cmd_topics_list(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        topics = await admin.list_topics(include_internal=args.internal)
+    if out.rich and out.colour:
+        out.table(["TOPIC", "PARTITIONS"], [(t.name, t.num_partitions) for t in topics.values()])
+    else:
+        for name in topics:
+            out.line(name)
+    return 0
+
+
+async def cmd_topics_describe(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        descs = await admin.describe_topics(args.topics or None)
+        missing = [n for n, d in descs.items() if isinstance(d.error, UnknownTopicOrPartitionError)]
+        if missing:
+            raise _missing_topic(missing[0])
+        descs.raise_first()
+        configs: dict[str, Mapping[str, Any]] = {}
+        if args.configs and descs:
+            res = await admin.describe_configs([ConfigResource.topic(n) for n in descs])
+            for r, d in res.items():
+                if d.error is None:
+                    configs[r.name] = {k: e.value for k, e in d.entries.items() if not e.is_default}
+    for name, td in descs.items():
+        out.line(
+            f"Topic: {name}  id: {td.topic_id or '-'}  partitions: {len(td.partitions)}"
+            + (f"  replication: {len(td.partitions[0].replicas)}" if td.partitions else "")
+        )
+        if configs.get(name):
+            out.line(
+                "  configs: " + ", ".join(f"{k}={v}" for k, v in sorted(configs[name].items()))
+            )
+        out.table(
+            ["PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR"],
+            [
+                (
+                    p.partition,
+                    p.leader,
+                    p.leader_epoch,
+                    ",".join(map(str, p.replicas)),
+                    ",".join(map(str, p.isr)),
+                )
+                for p in td.partitions
+            ],
+        )
+    return 0
+
+
+async def cmd_topics_create(args: argparse.Namespace, out: Output) -> int:
+    configs = _configs(args.config)
+    try:
+        new = [
+            NewTopic(
+                t,
+                num_partitions=args.partitions,
+                replication_factor=args.replication_factor,
+                config=configs,
+            )
+            for t in args.topics
+        ]
+    except KafkaError as exc:  # ConfigError: a bad name or count is a usage problem
+        raise UsageError(str(exc)) from None
+    async with _admin(args) as admin:
+        results = await admin.create_topics(new)
+    failed = 0
+    for name, r in results.items():
+        if r.error is None:
+            out.success(f"created topic {name}")
+        elif isinstance(r.error, TopicAlreadyExistsError) and args.if_not_exists:
+            out.info(f"topic {name} already exists")
+        else:
+            failed += 1
+            out.error(f"topic {name}: {r.error}")
+    return 1 if failed else 0
+
+
+async def cmd_topics_delete(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        results = await admin.delete_topics(args.topics)
+    failed = 0
+    for name, r in results.items():
+        if r.error is None:
+            out.success(f"deleted topic {name}")
+        elif isinstance(r.error, UnknownTopicOrPartitionError):
+            if args.if_exists:
+                out.info(f"topic {name} does not exist")
+            else:
+                failed += 1
+                out.error(f"topic '{name}' does not exist")
+        else:
+            failed += 1
+            out.error(f"topic {name}: {r.error}")
+    return 1 if failed else 0
+
+
+async def cmd_topics_alter(args: argparse.Namespace, out: Output) -> int:
+    sets = _configs(args.config)
+    if args.partitions is None and not sets and not args.delete_config:
+        raise UsageError("nothing to change: give --partitions, --config or --delete-config")
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError("--partitions must be >= 1")
+    async with _admin(args) as admin:
+        current = await _partitions_of(admin, args.topic)
+        if args.partitions is not None:
+            if args.partitions < len(current):
+                raise UsageError(
+                    f"topic '{args.topic}' has {len(current)} partitions; Kafka cannot reduce "
+                    "the count"
+                )
+            if args.partitions > len(current):
+                res = await admin.create_partitions({args.topic: NewPartitions(args.partitions)})
+                res.raise_first()
+                out.success(f"topic {args.topic}: {len(current)} -> {args.partitions} partitions")
+        if sets or args.delete_config:
+            ops = [AlterConfigOp.set(k, v) for k, v in sets.items()] + [
+                AlterConfigOp.delete(k) for k in args.delete_config
+            ]
+            res2 = await admin.incremental_alter_configs({ConfigResource.topic(args.topic): ops})
+            res2.raise_first()
+            out.success(f"topic {args.topic}: configs updated")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# offsets
+# --------------------------------------------------------------------------------------------
+
+
+async def _earliest_latest(
+    admin: AdminClient, tps: Sequence[TopicPartition]
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    async with anyio.create_task_group() as tg:
+        found: dict[str, Any] = {}
+
+        async def get(kind: str) -> None:
+            spec = OffsetSpec.earliest() if kind == "earliest" else OffsetSpec.latest()
+            found[kind] = await admin.list_offsets(dict.fromkeys(tps, spec), raise_on_error=True)
+
+        tg.start_soon(get, "earliest")
+        tg.start_soon(get, "latest")
+    return (
+        {tp: r.offset for tp, r in found["earliest"].items()},
+        {tp: r.offset for tp, r in found["latest"].items()},
+    )
+
+
+async def cmd_offsets(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        parts = await _partitions_of(admin, args.topic)
+        tps = [TopicPartition(args.topic, p) for p in parts]
+        earliest, latest = await _earliest_latest(admin, tps)
+    rows = [(tp.partition, earliest[tp], latest[tp], latest[tp] - earliest[tp]) for tp in tps]
+    out.table(["PARTITION", "EARLIEST", "LATEST", "RECORDS"], rows)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# groups
+# --------------------------------------------------------------------------------------------
+
+
+async def cmd_groups_list(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        groups = await admin.list_groups()
+    if out.rich and out.colour:
+        out.table(
+            ["GROUP", "STATE", "PROTOCOL TYPE"],
+            [(g.group_id, g.state or "", g.protocol_type) for g in groups],
+        )
+    else:
+        for g in groups:
+            out.line(g.group_id)
+    return 0
+
+
+async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        descs = await admin.describe_groups(args.groups)
+        descs.raise_first()
+        for gid, d in descs.items():
+            offsets = await admin.list_consumer_group_offsets(gid)
+            committed = {tp: o.offset for tp, o in offsets.items() if o.error is None}
+            latest: dict[TopicPartition, int] = {}
+            if committed:
+                res = await admin.list_offsets({tp: OffsetSpec.latest() for tp in committed})
+                latest = {tp: r.offset for tp, r in res.items() if r.error is None}
+            owner = {tp: m.member_id for m in d.members for tp in m.assignment}
+            out.line(
+                f"Group: {gid}  state: {d.state or '-'}  protocol: {d.protocol or '-'}  "
+                f"members: {len(d.members)}  coordinator: {d.coordinator}"
+            )
+            tps = sorted(set(committed) | set(owner))
+            out.table(
+                ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG", "MEMBER"],
+                [
+                    (
+                        tp.topic,
+                        tp.partition,
+                        committed.get(tp, "-"),
+                        latest.get(tp, "-"),
+                        (
+                            max(0, latest[tp] - committed[tp])
+                            if tp in latest and committed.get(tp, -1) >= 0
+                            else "-"
+                        ),
+                        owner.get(tp, "-"),
+                    )
+                    for tp in tps
+                ],
+            )
+    return 0
+
+
+async def cmd_groups_delete(args: argparse.Namespace, out: Output) -> int:
+    async with _admin(args) as admin:
+        results = await admin.delete_groups(args.groups)
+    failed = 0
+    for gid, r in results.items():
+        if r.error is None:
+            out.success(f"deleted group {gid}")
+        else:
+            failed += 1
+            out.error(f"group {gid}: {r.error}")
+    return 1 if failed else 0
+
+
+async def _resolve_positions(
+    admin: AdminClient, tps: Sequence[TopicPartition], start: StartPosition
+) -> dict[TopicPartition, int]:
+    """Absolute offsets for ``start`` on each partition (clamped to the log's range)."""
+    earliest, latest = await _earliest_latest(admin, tps)
+    if start.kind == "beginning":
+        return dict(earliest)
+    if start.kind == "end":
+        return dict(latest)
+    if start.kind == "offset":
+        return {tp: min(max(start.value, earliest[tp]), latest[tp]) for tp in tps}
+    if start.kind == "relative":
+        return {tp: max(earliest[tp], latest[tp] - start.value) for tp in tps}
+    if start.kind == "timestamp":
+        res = await admin.list_offsets(
+            {tp: OffsetSpec.for_timestamp(start.value) for tp in tps}, raise_on_error=True
+        )
+        # No record at or after the timestamp: start at the end.
+        return {tp: (r.offset if r.offset >= 0 else latest[tp]) for tp, r in res.items()}
+    raise UsageError(f"--from {start.kind} is not possible here")
+
+
+async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
+    start = parse_start(args.to)
+    if start.kind == "stored":
+        raise UsageError("--to stored makes no sense for a reset")
+    async with _admin(args) as admin:
+        parts = _selected_partitions(
+            await _partitions_of(admin, args.topic), args.partitions, args.topic
+        )
+        tps = [TopicPartition(args.topic, p) for p in parts]
+        targets = await _resolve_positions(admin, tps, start)
+        current = await admin.list_consumer_group_offsets(args.group, tps)
+        out.table(
+            ["TOPIC", "PARTITION", "CURRENT", "NEW"],
+            [
+                (tp.topic, tp.partition, current[tp].offset if tp in current else -1, targets[tp])
+                for tp in tps
+            ],
+        )
+        if not args.execute:
+            out.info("dry run: add --execute to apply")
+            return 0
+        res = await admin.alter_consumer_group_offsets(args.group, targets)
+    failed = {tp: r.error for tp, r in res.items() if r.error is not None}
+    for tp, err in failed.items():
+        out.error(f"{tp.topic}[{tp.partition}]: {err}")
+    if not failed:
+        out.success(f"group {args.group}: offsets reset on {len(targets)} partition(s)")
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------------------------
+# produce
+# --------------------------------------------------------------------------------------------
+
+
+async def _read_lines(stream: IO[bytes]) -> AsyncIterator[list[bytes]]:
+    """Yield batches of lines (without the newline) read in a worker thread, so a slow
+    stdin never blocks the event loop and a fast one costs one thread hop per 64 KiB."""
+    reader = getattr(stream, "read1", stream.read)
+    pending = b""
+    while True:
+        chunk: bytes = await anyio.to_thread.run_sync(reader, 1 << 16)
+        if not chunk:
+            break
+        data = pending + chunk
+        lines = data.split(b"\n")
+        pending = lines.pop()
+        if lines:
+            yield lines
+    if pending:
+        yield [pending]
+
+
+def _producer_settings(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    settings = _client_settings(args)
+    settings.update(extra)
+    return settings
+
+
+async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
+    from ..producer import Producer
+
+    headers = [parse_header(h) for h in args.header]
+    separator = args.key_separator.encode() if args.key_separator else None
+    if args.key_separator == "":
+        raise UsageError("--key-separator must not be empty")
+    rate = parse_rate(args.rate) if args.rate is not None else None
+    if args.partition is not None and args.partition < 0:
+        raise UsageError("--partition must be >= 0")
+    async with _admin(args) as admin:
+        parts = await _partitions_of(admin, args.topic)
+    if args.partition is not None and args.partition not in parts:
+        raise UnknownTopicOrPartitionError(
+            f"topic '{args.topic}' has no partition {args.partition} (it has {len(parts)})"
+        )
+    acks: int | str = "all" if args.acks == "all" else int(args.acks)
+    # Opened before the event loop reads it; reads happen in a worker thread.
+    stream: IO[bytes] = open(args.file, "rb") if args.file else sys.stdin.buffer  # noqa: ASYNC230, SIM115
+    sent = 0
+    started = time.perf_counter()
+    try:
+        async with Producer(
+            **_producer_settings(
+                args,
+                acks=acks,
+                compression_type=None if args.compression == "none" else args.compression,
+                linger_ms=args.linger_ms,
+                enable_idempotence=False,
+            )
+        ) as producer:
+            pending: list[Any] = []
+            async for lines in _read_lines(stream):
+                for line in lines:
+                    if line.endswith(b"\r"):
+                        line = line[:-1]
+                    key, value = split_key(line, separator)
+                    if rate is not None:
+                        due = started + sent / rate
+                        delay = due - time.perf_counter()
+                        if delay > 0:
+                            await anyio.sleep(delay)
+                    pending.append(
+                        await producer.enqueue(
+                            args.topic,
+                            value=value,
+                            key=key,
+                            partition=args.partition,
+                            headers=list(headers),
+                        )
+                    )
+                    sent += 1
+                    if len(pending) >= 10_000:
+                        for d in pending:
+                            await d
+                        pending.clear()
+            for d in pending:
+                await d
+            await producer.flush()
+    finally:
+        if args.file:
+            stream.close()
+    elapsed = time.perf_counter() - started
+    out.info(f"produced {sent} record(s) to {args.topic} in {elapsed:.2f} s")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# consume
+# --------------------------------------------------------------------------------------------
+
+
+class _Printer:
+    """Writes records in the chosen format; value-only output keeps bytes exact."""
+
+    def __init__(self, args: argparse.Namespace, out: Output) -> None:
+        self.out = out
+        self.json = bool(args.json)
+        self.template = compile_template(args.format) if args.format is not None else None
+        self.binary = getattr(out.out, "buffer", None) if not (self.json or self.template) else None
+
+    def __call__(self, r: Any) -> None:
+        if self.json:
+            self.out.line(
+                record_json(
+                    topic=r.topic,
+                    partition=r.partition,
+                    offset=r.offset,
+                    timestamp=r.timestamp,
+                    timestamp_type=r.timestamp_type,
+                    key=r.key,
+                    value=r.value,
+                    headers=r.headers,
+                )
+            )
+        elif self.template is not None:
+            self.out.write_raw(
+                self.template.format_map(
+                    {
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "offset": r.offset,
+                        "timestamp": r.timestamp,
+                        "timestamp_type": r.timestamp_type,
+                        "key": _text(r.key),
+                        "value": _text(r.value),
+                        "headers": ",".join(f"{k}={_text(v)}" for k, v in r.headers),
+                        "key_size": len(r.key) if r.key is not None else -1,
+                        "value_size": len(r.value) if r.value is not None else -1,
+                    }
+                )
+                + ("" if self.template.endswith("\n") else "\n")
+            )
+        elif self.binary is not None:
+            self.out.out.flush()
+            self.binary.write((r.value or b"") + b"\n")
+        else:
+            self.out.line(_text(r.value))
+
+    def flush(self) -> None:
+        if self.binary is not None:
+            self.binary.flush()
+        self.out.flush()
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
+    from ..consumer import Consumer
+
+    if args.count is not None and args.count < 1:
+        raise UsageError("--count must be >= 1")
+    printer = _Printer(args, out)
+    group = args.group
+    start = parse_start(args.start) if args.start else None
+    if (
+        group is not None
+        and args.partitions is None
+        and start is not None
+        and start.kind not in ("beginning", "end", "stored")
+    ):
+        raise UsageError(
+            "with --group (subscribe mode) --from takes beginning, end or stored; "
+            "use --partitions to start at an offset or time"
+        )
+    async with _admin(args) as admin:
+        parts = _selected_partitions(
+            await _partitions_of(admin, args.topic), args.partitions, args.topic
+        )
+        tps = [TopicPartition(args.topic, p) for p in parts]
+        subscribe = group is not None and args.partitions is None
+        positions: dict[TopicPartition, int] = {}
+        if not subscribe:
+            eff = start or StartPosition("stored" if group else "beginning")
+            if eff.kind == "stored":
+                committed = await admin.list_consumer_group_offsets(group, tps) if group else {}
+                fallback = await _resolve_positions(admin, tps, StartPosition("beginning"))
+                positions = {
+                    tp: (
+                        committed[tp].offset
+                        if tp in committed and committed[tp].offset >= 0
+                        else fallback[tp]
+                    )
+                    for tp in tps
+                }
+            else:
+                positions = await _resolve_positions(admin, tps, eff)
+        ends: dict[TopicPartition, int] = {}
+        if args.exit_at_end:
+            _, ends = await _earliest_latest(admin, tps)
+
+    settings = _client_settings(args)
+    reset = "latest" if start is not None and start.kind == "end" else "earliest"
+    consumer_kw: dict[str, Any] = {"auto_offset_reset": reset}
+    if group is not None:
+        consumer_kw.update(group_id=group, enable_auto_commit=True)
+    else:
+        consumer_kw.update(enable_auto_commit=False)
+    topics = (args.topic,) if subscribe else ()
+    seen = 0
+    done: set[TopicPartition] = set()
+    async with Consumer(*topics, **settings, **consumer_kw) as consumer:
+        if not subscribe:
+            consumer.assign(tps)
+            for tp, off in positions.items():
+                consumer.seek(tp, off)
+            if args.exit_at_end:
+                done = {tp for tp in tps if positions[tp] >= ends[tp]}
+        last_record = anyio.current_time()
+        while True:
+            if args.exit_at_end and not subscribe and len(done) == len(tps):
+                break
+            want = None if args.count is None else args.count - seen
+            batch = await consumer.getmany(
+                timeout_ms=200, max_records=min(want, 10_000) if want else 10_000
+            )
+            if not batch:
+                if args.exit_at_end and subscribe:
+                    # In subscribe mode the assignment decides which partitions we track.
+                    assigned = consumer.assignment()
+                    if assigned:
+                        done_all = True
+                        for tp in assigned:
+                            if tp not in ends:
+                                continue
+                            if await consumer.position(tp) < ends[tp]:
+                                done_all = False
+                        if done_all:
+                            break
+                if (
+                    args.idle_timeout is not None
+                    and anyio.current_time() - last_record >= args.idle_timeout
+                ):
+                    break
+                continue
+            last_record = anyio.current_time()
+            stop = False
+            for tp, records in batch.items():
+                for r in records:
+                    printer(r)
+                    seen += 1
+                    if ends and r.offset + 1 >= ends.get(tp, math.inf):
+                        done.add(tp)
+                    if args.count is not None and seen >= args.count:
+                        stop = True
+                        break
+                if stop:
+                    break
+            printer.flush()
+            if stop:
+                break
+        if group is not None:
+            with contextlib.suppress(KafkaError):
+                await consumer.commit()
+    printer.flush()
+    out.info(f"consumed {seen} record(s)")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# bench
+# --------------------------------------------------------------------------------------------
+
+
+def _rate_line(what: str, n: int, nbytes: int, seconds: float) -> str:
+    seconds = max(seconds, 1e-9)
+    return (
+        f"{what}: {n} records in {seconds:.2f} s = {n / seconds:,.0f} records/s, "
+        f"{nbytes / seconds / 1e6:.1f} MB/s"
+    )
+
+
+async def cmd_bench_produce(args: argparse.Namespace, out: Output) -> int:
+    from ..producer import Producer
+
+    if args.count < 1 or args.size < 0 or args.partitions < 1:
+        raise UsageError("--count and --partitions must be >= 1, --size >= 0")
+    async with _admin(args) as admin:
+        res = await admin.create_topics(
+            [NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1)]
+        )
+        err = res[args.topic].error
+        if err is not None and not isinstance(err, TopicAlreadyExistsError):
+            raise err
+    value = b"x" * args.size
+    started = time.perf_counter()
+    async with Producer(
+        **_producer_settings(
+            args,
+            compression_type=None if args.compression == "none" else args.compression,
+            linger_ms=args.linger_ms,
+        )
+    ) as producer:
+        pending: list[Any] = []
+        with out.progress("producing", args.count) as bar:
+            for _ in range(args.count):
+                pending.append(await producer.enqueue(args.topic, value=value))
+                if len(pending) >= 10_000:
+                    for d in pending:
+                        await d
+                    bar.advance(len(pending))
+                    pending.clear()
+            for d in pending:
+                await d
+            bar.advance(len(pending))
+            await producer.flush()
+    elapsed = time.perf_counter() - started
+    out.line(_rate_line("produce", args.count, args.count * args.size, elapsed))
+    return 0
+
+
+async def cmd_bench_consume(args: argparse.Namespace, out: Output) -> int:
+    from ..consumer import Consumer
+
+    if args.count < 1:
+        raise UsageError("--count must be >= 1")
+    async with _admin(args) as admin:
+        parts = await _partitions_of(admin, args.topic)
+    tps = [TopicPartition(args.topic, p) for p in parts]
+    seen = 0
+    nbytes = 0
+    async with Consumer(
+        **_client_settings(args), enable_auto_commit=False, auto_offset_reset="earliest"
+    ) as consumer:
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        started = time.perf_counter()
+        idle_since = anyio.current_time()
+        with out.progress("consuming", args.count) as bar:
+            while seen < args.count:
+                batch = await consumer.getmany(timeout_ms=500, max_records=50_000)
+                if not batch:
+                    if anyio.current_time() - idle_since > 10:
+                        break
+                    continue
+                idle_since = anyio.current_time()
+                n = 0
+                for records in batch.values():
+                    n += len(records)
+                    nbytes += sum(len(r.value or b"") for r in records)
+                seen += n
+                bar.advance(n)
+        elapsed = time.perf_counter() - started
+    out.line(_rate_line("consume", seen, nbytes, elapsed))
+    if seen < args.count:
+        out.info(f"only {seen} of {args.count} records arrived within 10 s of idleness")
+        return 1
+    return 0
