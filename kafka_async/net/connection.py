@@ -317,8 +317,16 @@ class BrokerConnection:
                 try:
                     await self._handshake()
                 except Exception as exc:
-                    handshake_error = exc
-                    self._fail(KafkaConnectionError(f"{self.address}: handshake failed: {exc}"))
+                    # A silent or broken peer is a connection problem (retriable, triggers
+                    # backoff); what the broker declared (no common version, bad
+                    # credentials) is raised as is.
+                    reason = KafkaConnectionError(f"{self.address}: handshake failed: {exc}")
+                    reason.__cause__ = exc
+                    if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                        handshake_error = reason
+                    else:
+                        handshake_error = exc
+                    self._fail(reason)
                 else:
                     if self._state == _CONNECTING:
                         self._state = _READY

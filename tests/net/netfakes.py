@@ -96,7 +96,23 @@ class FakeRequest:
 #: Returns the response body, or None to send nothing for this request.
 Handler = Callable[[FakeRequest], Awaitable[Any]]
 
-DEFAULT_VERSIONS: dict[int, tuple[int, int]] = {key: (0, 4 if key == 18 else 12) for key in (3, 18)}
+DEFAULT_VERSIONS: dict[int, tuple[int, int]] = {
+    0: (0, 11),  # Produce
+    3: (0, 12),  # Metadata
+    10: (0, 6),  # FindCoordinator
+    17: (0, 1),  # SaslHandshake
+    18: (0, 4),  # ApiVersions
+    36: (0, 2),  # SaslAuthenticate
+}
+
+
+async def echo_metadata(req: FakeRequest) -> dict[str, Any]:
+    """A Metadata handler answering with one broker per requested topic named "<n>"."""
+    names = [t.name for t in req.body.topics or []]
+    return {
+        "brokers": [{"node_id": int(n), "host": f"b{n}", "port": 9092} for n in names],
+        "topics": [],
+    }
 
 
 @dataclass
@@ -107,6 +123,7 @@ class FakeBroker:
     handlers: dict[int, Handler] = field(default_factory=dict)
     requests: list[FakeRequest] = field(default_factory=list)
     streams: list[MemoryByteStream] = field(default_factory=list)
+    api_versions_seen: list[int] = field(default_factory=list)
 
     async def serve(self, stream: MemoryByteStream) -> None:
         self.streams.append(stream)
@@ -138,6 +155,7 @@ class FakeBroker:
             await stream.aclose()
 
     async def _api_versions(self, stream: MemoryByteStream, version: int, cid: int) -> None:
+        self.api_versions_seen.append(version)
         _lo, hi = self.versions[API_VERSIONS.key]
         keys = [
             {"api_key": k, "min_version": v[0], "max_version": v[1]}
