@@ -1,0 +1,29 @@
+"""Fixtures of the records tests: every batch test runs against both record-loop
+implementations (the C accelerator and the pure-Python fallback)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from kafka_async.records import _pure
+from kafka_async.records import batch as batch_mod
+
+try:
+    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+except ImportError:
+    _speedups = None
+
+IMPLS: dict[str, ModuleType | None] = {"c": _speedups, "pure": _pure}
+
+
+@pytest.fixture(params=sorted(IMPLS))
+def impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Switch the records layer to one implementation for the duration of a test."""
+    module = IMPLS[request.param]
+    if module is None:
+        pytest.skip("the C accelerator is not built")
+    monkeypatch.setattr(batch_mod, "_decode_records", module.decode_records)
+    monkeypatch.setattr(batch_mod.BatchBuilder, "_writer_type", module.RecordWriter)
+    return request.param

@@ -1,0 +1,156 @@
+"""The C accelerator and the pure-Python loops behave identically (property-based)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafka_async.records import Record, _pure, decode_batches
+from kafka_async.records import batch as batch_mod
+
+try:
+    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+except ImportError:
+    _speedups = None
+
+pytestmark = pytest.mark.skipif(_speedups is None, reason="the C accelerator is not built")
+
+INT64_MAX = (1 << 63) - 1
+
+small_bytes = st.binary(max_size=40)
+maybe_bytes = st.one_of(
+    st.none(),
+    st.just(b""),
+    small_bytes,
+    st.binary(min_size=100, max_size=3000),
+)
+headers = st.one_of(
+    st.none(),
+    st.lists(st.tuples(st.text(max_size=12), st.one_of(st.none(), small_bytes)), max_size=4),
+)
+timestamps = st.one_of(
+    st.integers(0, 2000),
+    st.integers(1_600_000_000_000, 1_800_000_000_000),
+    st.integers(0, INT64_MAX),
+)
+rows = st.lists(st.tuples(timestamps, maybe_bytes, maybe_bytes, headers), min_size=1, max_size=30)
+codecs = st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"])
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _write(
+    writer_type: Any, limit: int, data: list[Any]
+) -> tuple[list[Any], bytes, tuple[int, ...]]:
+    w = writer_type(limit)
+    results = [w.append(ts, k, v, h) for ts, k, v, h in data]
+    state = (w.record_count, w.size_in_bytes, w.base_timestamp, w.max_timestamp)
+    return results, bytes(w.buffer), state
+
+
+@SETTINGS
+@given(data=rows, limit=st.integers(62, 20000))
+def test_writers_produce_identical_bytes(data: list[Any], limit: int) -> None:
+    assert _speedups is not None
+    c = _write(_speedups.RecordWriter, limit, data)
+    p = _write(_pure.RecordWriter, limit, data)
+    assert c == p
+    # The first record always fits; any later one only within the limit.
+    assert c[0][0] == 0
+    if c[2][0] > 1:
+        assert c[2][1] <= limit
+
+
+def _decode_both(buf: bytes, pos: int, end: int, count: int, base: int, ts: int, ovr: Any) -> Any:
+    assert _speedups is not None
+    outcomes = []
+    for fn in (_speedups.decode_records, _pure.decode_records):
+        try:
+            outcomes.append(("ok", fn(buf, pos, end, count, base, ts, ovr, Record)))
+        except Exception as e:  # the type is what must agree
+            outcomes.append(("error", type(e)))
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0]
+
+
+@SETTINGS
+@given(data=rows, base_offset=st.integers(0, INT64_MAX), override=st.none() | timestamps)
+def test_decoders_agree_on_valid_records(data: list[Any], base_offset: int, override: Any) -> None:
+    w = _pure.RecordWriter(1 << 30)
+    for ts, k, v, h in data:
+        w.append(ts, k, v, h)
+    buf = bytes(w.buffer)
+    kind, records = _decode_both(
+        buf, 61, len(buf), len(data), base_offset, w.base_timestamp, override
+    )
+    assert kind == "ok"
+    assert records == [
+        Record(
+            base_offset + i,
+            ts if override is None else override,
+            k,
+            v,
+            tuple(h or ()),
+        )
+        for i, (ts, k, v, h) in enumerate(data)
+    ]
+
+
+@SETTINGS
+@given(
+    data=rows,
+    edits=st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=4),
+    count_delta=st.integers(-2, 2),
+    cut=st.integers(0, 50),
+)
+def test_decoders_agree_on_damaged_records(
+    data: list[Any], edits: list[tuple[int, int]], count_delta: int, cut: int
+) -> None:
+    w = _pure.RecordWriter(1 << 30)
+    for ts, k, v, h in data:
+        w.append(ts, k, v, h)
+    buf = bytearray(w.buffer)
+    for where, byte in edits:
+        buf[61 + where % (len(buf) - 61)] = byte
+    end = max(61, len(buf) - cut)
+    _decode_both(bytes(buf), 61, end, len(data) + count_delta, 10, w.base_timestamp, None)
+
+
+@SETTINGS
+@given(junk=st.binary(max_size=300), count=st.integers(-1, 60))
+def test_decoders_agree_on_random_bytes(junk: bytes, count: int) -> None:
+    _decode_both(junk, 0, len(junk), count, 0, 0, None)
+
+
+@SETTINGS
+@given(data=rows, codec=codecs)
+def test_batches_round_trip_through_both_implementations(data: list[Any], codec: str) -> None:
+    assert _speedups is not None
+    built = []
+    decoded = []
+    for writer, decoder in (
+        (_speedups.RecordWriter, _speedups.decode_records),
+        (_pure.RecordWriter, _pure.decode_records),
+    ):
+
+        class Builder(batch_mod.BatchBuilder):
+            _writer_type = writer
+
+        b = Builder(codec, batch_size_limit=1 << 30)
+        for ts, k, v, h in data:
+            b.append(ts, k, v, h)
+        built.append(b.build(1, 2, 3))
+        saved = batch_mod._decode_records
+        batch_mod._decode_records = decoder
+        try:
+            decoded.append([r for x in decode_batches(built[-1]) for r in x.records()])
+        finally:
+            batch_mod._decode_records = saved
+    assert built[0] == built[1]
+    assert decoded[0] == decoded[1]
+    assert [(r.timestamp, r.key, r.value, r.headers) for r in decoded[0]] == [
+        (ts, k, v, tuple(h or ())) for ts, k, v, h in data
+    ]
