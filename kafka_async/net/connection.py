@@ -358,6 +358,10 @@ class BrokerConnection:
 
     aclose = close
 
+    async def wait_closed(self) -> None:
+        """Wait until the connection has closed for any reason and its socket is released."""
+        await self._finished.wait()
+
     def _fail(self, exc: KafkaConnectionError, head_error: KafkaError | None = None) -> None:
         """Close the connection: fail all waiters (the head one with ``head_error``).
 

@@ -1,0 +1,263 @@
+"""ConnectionPool: pure bookkeeping (PoolState) and the pool over in-memory fake brokers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+from netfakes import FakeBroker, FakeNetwork, echo_metadata
+
+from kafka_async.errors import (
+    ClientClosedError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NoBrokersAvailableError,
+)
+from kafka_async.net.backoff import ExponentialBackoff
+from kafka_async.net.config import ClientConfig
+from kafka_async.net.pool import Backoff, ConnectionPool, Join, PoolState, Ready, Start
+from kafka_async.protocol.apis import METADATA
+
+# -- PoolState (pure) ---------------------------------------------------------------------------
+
+
+class _Conn:
+    """Just the attributes PoolState reads from a BrokerConnection."""
+
+    def __init__(self, in_flight: int = 0, last_activity: float = 0.0) -> None:
+        self.ready = True
+        self.in_flight = in_flight
+        self.last_activity = last_activity
+
+
+def _state() -> PoolState:
+    st = PoolState(ExponentialBackoff(0.1, 1.0, jitter=0.2), rand=lambda: 0.5)
+    st.set_addresses({1: ("h1", 1), 2: ("h2", 2)}, replace=True)
+    return st
+
+
+@pytest.mark.anyio
+async def test_plan_starts_once_then_joins() -> None:
+    st = _state()
+    first = st.plan((1, "default"), now=0.0)
+    assert isinstance(first, Start)
+    assert (first.host, first.port) == ("h1", 1)
+    second = st.plan((1, "default"), now=0.0)
+    assert isinstance(second, Join)
+    assert second.done is first.done
+    # Another purpose is another connection.
+    assert isinstance(st.plan((1, "fetch"), now=0.0), Start)
+    conn: Any = _Conn()
+    st.connected((1, "default"), conn)
+    ready = st.plan((1, "default"), now=0.0)
+    assert isinstance(ready, Ready)
+    assert ready.conn is conn
+    # A connection that died is replaced by a new connect.
+    conn.ready = False
+    assert isinstance(st.plan((1, "default"), now=0.0), Start)
+
+
+@pytest.mark.anyio
+async def test_failure_puts_the_node_in_growing_backoff() -> None:
+    st = _state()
+    st.plan((1, "default"), now=0.0)
+    delay = st.failed((1, "default"), OSError("refused"), now=10.0)
+    assert delay == pytest.approx(0.1)  # rand=0.5 -> no jitter offset
+    plan = st.plan((1, "fetch"), now=10.04)  # backoff is per node, all purposes
+    assert isinstance(plan, Backoff)
+    assert plan.delay == pytest.approx(0.06)
+    assert isinstance(st.outcome((1, "default")), OSError)
+    assert isinstance(st.plan((1, "default"), now=10.2), Start)
+    assert st.failed((1, "default"), OSError(), now=20.0) == pytest.approx(0.2)
+    st.connected((1, "default"), _Conn())  # type: ignore[arg-type]
+    assert st.backoff[1].failures == 0
+
+
+@pytest.mark.anyio
+async def test_unknown_node_is_an_error() -> None:
+    with pytest.raises(KafkaConnectionError, match="node 9"):
+        _state().plan((9, "default"), now=0.0)
+
+
+@pytest.mark.anyio
+async def test_idle_connections_are_handed_out_for_closing() -> None:
+    st = _state()
+    busy, quiet, fresh = _Conn(1, 0.0), _Conn(0, 0.0), _Conn(0, 95.0)
+    st.connected((1, "default"), busy)  # type: ignore[arg-type]
+    st.connected((1, "fetch"), quiet)  # type: ignore[arg-type]
+    st.connected((2, "default"), fresh)  # type: ignore[arg-type]
+    assert st.idle(now=100.0, max_idle=10.0) == [quiet]
+    assert st.connection((1, "fetch")) is None
+    assert st.connection((1, "default")) is busy
+
+
+@pytest.mark.anyio
+async def test_address_changes_close_old_connections() -> None:
+    st = _state()
+    c1, c2 = _Conn(), _Conn()
+    st.connected((1, "default"), c1)  # type: ignore[arg-type]
+    st.connected((2, "default"), c2)  # type: ignore[arg-type]
+    st.set_addresses({-1: ("boot", 9)}, replace=False)
+    to_close = st.set_addresses({1: ("h1-moved", 1)}, replace=True)
+    assert set(map(id, to_close)) == {id(c1), id(c2)}  # 1 moved, 2 left the cluster
+    assert st.addresses == {1: ("h1-moved", 1), -1: ("boot", 9)}
+
+
+@pytest.mark.anyio
+async def test_least_loaded_prefers_open_idle_connections() -> None:
+    st = _state()
+    st.set_addresses({3: ("h3", 3)}, replace=False)
+    assert st.least_loaded(now=0.0) in {1, 2, 3}
+    st.connected((1, "default"), _Conn(in_flight=5))  # type: ignore[arg-type]
+    st.connected((2, "default"), _Conn(in_flight=1))  # type: ignore[arg-type]
+    assert st.least_loaded(now=0.0) == 2
+    empty = PoolState(ExponentialBackoff(0.1, 1.0))
+    empty.set_addresses({-1: ("boot", 1)}, replace=False)
+    assert empty.least_loaded(now=0.0) is None  # bootstrap placeholders do not count
+
+
+# -- ConnectionPool over fake brokers ------------------------------------------------------------
+
+pool_backends = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+
+
+@asynccontextmanager
+async def fake_pool(
+    brokers: dict[tuple[str, int], FakeBroker], bootstrap: str = "h1:1", **cfg: Any
+) -> AsyncIterator[tuple[ConnectionPool, FakeNetwork]]:
+    async with anyio.create_task_group() as tg:
+        net = FakeNetwork(tg, brokers=brokers)
+        config = ClientConfig(bootstrap_servers=bootstrap, **cfg)
+        async with ConnectionPool(config, stream_factory=net, rand=lambda: 0.5) as pool:
+            yield pool, net
+        tg.cancel_scope.cancel()
+
+
+def _broker() -> FakeBroker:
+    return FakeBroker(handlers={3: echo_metadata})
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_concurrent_callers_share_one_connect() -> None:
+    async with fake_pool({("h1", 1): _broker()}) as (pool, net):
+        net.connect_delay = 0.05
+        pool.update_brokers({1: ("h1", 1)})
+        got = []
+
+        async def get() -> None:
+            got.append(await pool.get(1))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(20):
+                tg.start_soon(get)
+        assert len(net.connects) == 1
+        assert len({id(c) for c in got}) == 1
+        assert got[0].ready
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_purposes_get_separate_connections() -> None:
+    broker = _broker()
+    async with fake_pool({("h1", 1): broker}) as (pool, _):
+        pool.update_brokers({1: ("h1", 1)})
+        conns = [await pool.get(1, p) for p in ("default", "fetch", "group")]
+        assert len({id(c) for c in conns}) == 3
+        assert len(broker.streams) == 3
+        assert await pool.get(1, "fetch") is conns[1]
+        with pytest.raises(ValueError, match="purpose"):
+            await pool.get(1, "bulk")
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_bootstrap_skips_dead_servers() -> None:
+    async with fake_pool({("good", 2): _broker()}, bootstrap="dead:1,good:2") as (pool, _):
+        node, conn = await pool.bootstrap(timeout=5)
+        assert pool.address(node) == ("good", 2)
+        assert conn.ready
+        assert node < 0
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_bootstrap_gives_up_at_the_deadline() -> None:
+    async with fake_pool({}, bootstrap="dead:1,dead:2", reconnect_backoff_ms=20) as (pool, net):
+        start = anyio.current_time()
+        with pytest.raises(NoBrokersAvailableError, match="dead:1, dead:2"):
+            await pool.bootstrap(timeout=0.3)
+        assert anyio.current_time() - start < 1.0
+        assert len(net.connects) >= 4  # both servers retried, with backoff in between
+        assert pool.statistics().backoff_failures
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_failed_connect_backs_off_then_reconnects() -> None:
+    async with fake_pool({}, reconnect_backoff_ms=100, reconnect_backoff_max_ms=1000) as (
+        pool,
+        net,
+    ):
+        pool.update_brokers({1: ("late", 1)})
+        with pytest.raises(KafkaConnectionError, match="cannot connect"):
+            await pool.get(1)
+        net.brokers[("late", 1)] = _broker()
+        start = anyio.current_time()
+        conn = await pool.get(1)  # waits out the backoff (100 ms, rand=0.5 -> no jitter)
+        assert anyio.current_time() - start >= 0.09
+        assert conn.ready
+        assert len(net.connects) == 2
+        # A deadline shorter than the backoff gives a timeout, not a hang.
+        await conn.close()
+        del net.brokers[("late", 1)]
+        with pytest.raises(KafkaConnectionError):
+            await pool.get(1)
+        with pytest.raises(KafkaTimeoutError):
+            await pool.get(1, timeout=0.01)
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_broken_connection_is_replaced_on_next_get() -> None:
+    broker = _broker()
+    async with fake_pool({("h1", 1): broker}) as (pool, _):
+        pool.update_brokers({1: ("h1", 1)})
+        conn = await pool.get(1)
+        await broker.streams[0].aclose()
+        with anyio.fail_after(2):
+            await conn.wait_closed()
+        again = await pool.get(1)
+        assert again is not conn
+        assert again.ready
+        resp = await again.request(METADATA, {"topics": [{"name": "4"}]})
+        assert resp.brokers[0].node_id == 4
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_idle_connections_are_closed() -> None:
+    async with fake_pool({("h1", 1): _broker()}, connections_max_idle_ms=100) as (pool, _):
+        pool.update_brokers({1: ("h1", 1)})
+        conn = await pool.get(1)
+        with anyio.fail_after(2):
+            await conn.wait_closed()
+        assert pool.connection(1) is None
+        assert (await pool.get(1)).ready
+
+
+@pytest.mark.anyio
+@pool_backends
+async def test_close_closes_everything_and_refuses_new_work() -> None:
+    async with fake_pool({("h1", 1): _broker()}) as (pool, _):
+        pool.update_brokers({1: ("h1", 1)})
+        conns = [await pool.get(1, p) for p in ("default", "fetch")]
+        with anyio.fail_after(2):
+            await pool.close()
+        assert all(c.closed for c in conns)
+        with pytest.raises(ClientClosedError):
+            await pool.get(1, "group")
