@@ -17,7 +17,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "spark_pipeline.py"
 
 def _load_example() -> Any:
     spec = importlib.util.spec_from_file_location("spark_pipeline_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
