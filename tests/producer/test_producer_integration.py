@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -127,7 +128,9 @@ async def test_works_on_both_backends_with_start_close(
     producer = Producer(bootstrap_servers=kafka_broker, linger_ms=1)
     await producer.start()
     try:
-        deliveries = [await producer.enqueue(topic, value=b"x", key=str(i).encode()) for i in range(200)]
+        deliveries = [
+            await producer.enqueue(topic, value=b"x", key=str(i).encode()) for i in range(200)
+        ]
         await producer.flush()
         assert all(d.done() for d in deliveries)
         counts = Counter(d.result().partition for d in deliveries)
@@ -165,9 +168,13 @@ async def test_records_read_back_identically_by_confluent(
         for i in range(300):
             key = None if i % 7 == 0 else f"key-{i % 13}".encode()
             value = None if i % 11 == 0 else (f"value-{i}-".encode() * (i % 5 + 1))
-            headers = [("h1", f"{i}".encode()), ("empty", b""), ("\u00fcni", None)] if i % 3 else None
+            headers = (
+                [("h1", f"{i}".encode()), ("empty", b""), ("\u00fcni", None)] if i % 3 else None
+            )
             ts = 1_600_000_000_000 + i
-            d = await producer.enqueue(topic, value=value, key=key, timestamp_ms=ts, headers=headers)
+            d = await producer.enqueue(
+                topic, value=value, key=key, timestamp_ms=ts, headers=headers
+            )
             deliveries.append((d, (key, value, headers or [], ts)))
         await producer.flush()
         for d, expect in deliveries:
@@ -198,7 +205,9 @@ async def test_records_read_back_identically_by_aiokafka(
             headers = [("n", str(i).encode())] if i % 2 else []
             ts = 1_700_000_000_000 + i * 3
             md = await (
-                await producer.enqueue(topic, value=value, key=key, timestamp_ms=ts, headers=headers)
+                await producer.enqueue(
+                    topic, value=value, key=key, timestamp_ms=ts, headers=headers
+                )
             )
             sent[(md.partition, md.offset)] = (key, value, headers, ts)
     records = await consume_aiokafka(kafka_broker, topic, 2, len(sent))
@@ -359,13 +368,15 @@ async def test_keyed_records_follow_murmur2(kafka_broker: str, new_topic: NewTop
 
 
 @pytest.mark.anyio
-async def test_keyless_records_are_sticky_then_spread(kafka_broker: str, new_topic: NewTopic) -> None:
+async def test_keyless_records_are_sticky_then_spread(
+    kafka_broker: str, new_topic: NewTopic
+) -> None:
     topic = new_topic(4)
     async with Producer(bootstrap_servers=kafka_broker, max_batch_size=1000) as producer:
         ds = [await producer.enqueue(topic, value=b"z" * 80) for _ in range(400)]
         await producer.flush()
     parts = [d.result().partition for d in ds]
-    runs = sum(1 for a, b in zip(parts, parts[1:], strict=False) if a != b)
+    runs = sum(1 for a, b in itertools.pairwise(parts) if a != b)
     assert len(set(parts)) == 4  # spread over all partitions
     assert runs < 60  # but in runs of about a batch, not record by record
 
@@ -385,7 +396,9 @@ async def test_round_robin_and_user_partitioner(kafka_broker: str, new_topic: Ne
 
 
 @pytest.mark.anyio
-async def test_small_buffer_waits_instead_of_failing(kafka_broker: str, new_topic: NewTopic) -> None:
+async def test_small_buffer_waits_instead_of_failing(
+    kafka_broker: str, new_topic: NewTopic
+) -> None:
     topic = new_topic(2)
     async with Producer(
         bootstrap_servers=kafka_broker,
@@ -416,7 +429,10 @@ async def test_unknown_topic_waits_for_creation(kafka_broker: str, new_topic: Ne
         await anyio.sleep(0.5)
         await anyio.to_thread.run_sync(create_topic, kafka_broker, name, 2)
 
-    async with Producer(bootstrap_servers=kafka_broker) as producer, anyio.create_task_group() as tg:
+    async with (
+        Producer(bootstrap_servers=kafka_broker) as producer,
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(create_later)
         with anyio.fail_after(30):
             md = await producer.send(name, value=b"first")
