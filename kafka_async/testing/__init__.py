@@ -1,9 +1,12 @@
-"""Test tools: a real embedded broker, topic helpers and the pytest plugin.
+"""Test tools: a real embedded broker, a fault-injecting proxy, topic helpers, pytest fixtures.
 
 ``EmbeddedBroker`` runs a real Tansu broker in a child process; ``create_topic`` /
-``acreate_topic`` create topics with raw requests. The pytest plugin
+``acreate_topic`` create topics with raw requests; ``FaultProxy`` sits between clients and
+a broker and injects network and protocol faults (``broker_behind_proxy`` /
+``start_proxied_broker`` wire one to an ``EmbeddedBroker``). The pytest plugin
 (``kafka_async.testing.plugin``, registered as a ``pytest11`` entry point) provides the
-``kafka_broker``, ``embedded_broker``, ``durable_broker`` and ``new_topic`` fixtures.
+``kafka_broker``, ``embedded_broker``, ``durable_broker``, ``proxied_broker`` and
+``new_topic`` fixtures.
 
 Names are imported lazily, so loading the pytest plugin costs nothing for test suites that
 do not use it.
@@ -19,6 +22,10 @@ if TYPE_CHECKING:
     from .broker import EmbeddedBroker as EmbeddedBroker
     from .broker import LocalS3 as LocalS3
     from .broker import resolve_tansu_binary as resolve_tansu_binary
+    from .proxy import FaultProxy as FaultProxy
+    from .proxy import ProxiedBroker as ProxiedBroker
+    from .proxy import broker_behind_proxy as broker_behind_proxy
+    from .proxy import start_proxied_broker as start_proxied_broker
     from .topics import acreate_topic as acreate_topic
     from .topics import create_topic as create_topic
     from .topics import topic_partitions as topic_partitions
@@ -28,6 +35,10 @@ _EXPORTS = {
     "EmbeddedBroker": ".broker",
     "LocalS3": ".broker",
     "resolve_tansu_binary": ".broker",
+    "FaultProxy": ".proxy",
+    "ProxiedBroker": ".proxy",
+    "broker_behind_proxy": ".proxy",
+    "start_proxied_broker": ".proxy",
     "acreate_topic": ".topics",
     "create_topic": ".topics",
     "topic_partitions": ".topics",

@@ -234,7 +234,10 @@ class EmbeddedBroker:
             ``host`` and the listening port). Point them at a proxy to route clients via it.
         binary: path of the Tansu binary (default :func:`resolve_tansu_binary`).
         startup_timeout: seconds to wait for the broker to answer ApiVersions.
-        stop_timeout: seconds between SIGTERM and SIGKILL in :meth:`stop`.
+        stop_timeout: seconds between SIGTERM and SIGKILL in :meth:`stop` and
+            :meth:`restart`. Tansu exits on SIGTERM only once every client connection has
+            closed, so a broker with connected clients takes this long to stop; acknowledged
+            data is already stored, so a short grace costs nothing.
         extra_args: more command-line arguments for ``tansu broker``.
         env: extra environment variables for the broker process.
         cluster_id: Kafka cluster id (Tansu's default if None).
@@ -250,7 +253,7 @@ class EmbeddedBroker:
         advertised_port: int | None = None,
         binary: str | None = None,
         startup_timeout: float = 20.0,
-        stop_timeout: float = 5.0,
+        stop_timeout: float = 1.0,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cluster_id: str | None = None,

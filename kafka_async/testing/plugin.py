@@ -19,6 +19,13 @@ test suite once the package is installed:
     Like ``embedded_broker`` but S3-backed (local moto server): data survives ``kill()`` +
     ``restart()``.
 
+``proxied_broker`` (function scope) -> ``ProxiedBroker``
+    A fresh in-memory broker that advertises a :class:`~kafka_async.testing.FaultProxy`
+    running in a thread: bootstrap from ``proxied_broker.bootstrap_servers`` (the proxy) and
+    inject faults with ``proxied_broker.proxy.set_delay(...)`` etc.; ``proxied_broker.broker``
+    is the ``EmbeddedBroker``. Parametrize it indirectly with a dict of ``EmbeddedBroker``
+    arguments, e.g. ``{"durable": True}``, for a durable one.
+
 ``new_topic`` (function scope) -> ``Callable[..., str]``
     A factory: ``new_topic(partitions=1, *, prefix="t", configs=None) -> name`` creates a
     topic with a unique name on ``kafka_broker`` and waits until every partition has a
@@ -40,6 +47,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .broker import EmbeddedBroker
+    from .proxy import ProxiedBroker
 
 _TOPIC_COUNTER = itertools.count()
 
@@ -92,6 +100,19 @@ def durable_broker() -> Iterator[EmbeddedBroker]:
 
     with EmbeddedBroker(durable=True) as broker:
         yield broker
+
+
+@pytest.fixture
+def proxied_broker(request: pytest.FixtureRequest) -> Iterator[ProxiedBroker]:
+    """A fresh broker behind a threaded FaultProxy (see the module docstring)."""
+    from .proxy import start_proxied_broker
+
+    kwargs = dict(getattr(request, "param", None) or {})
+    pb = start_proxied_broker(**kwargs)
+    try:
+        yield pb
+    finally:
+        pb.close()
 
 
 @pytest.fixture

@@ -53,7 +53,14 @@ from ..protocol.apis import BY_KEY
 from ..protocol.codec import Reader
 from ..protocol.schema import Message
 
-__all__ = ["FaultProxy", "ProxyStats", "RequestInfo", "broker_behind_proxy"]
+__all__ = [
+    "FaultProxy",
+    "ProxiedBroker",
+    "ProxyStats",
+    "RequestInfo",
+    "broker_behind_proxy",
+    "start_proxied_broker",
+]
 
 Direction = Literal["both", "upstream", "downstream"]
 _SIZE = struct.Struct(">i")
@@ -807,4 +814,48 @@ async def broker_behind_proxy(**broker_kwargs: Any) -> AsyncIterator[tuple[Any, 
     async with FaultProxy("127.0.0.1", port) as proxy:
         broker = EmbeddedBroker(port=port, advertised_port=proxy.port, **broker_kwargs)
         async with broker:
-            yield broker, proxy
+            try:
+                yield broker, proxy
+            finally:
+                # Tansu's SIGTERM waits for open connections; don't make it wait for ours.
+                proxy.reset_connections()
+
+
+@dataclass
+class ProxiedBroker:
+    """An embedded broker whose advertised address is a :class:`FaultProxy` in a thread."""
+
+    broker: Any
+    proxy: FaultProxy
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Where clients should bootstrap: the proxy."""
+        return self.proxy.address
+
+    def close(self) -> None:
+        """Stop the broker, then the proxy (connections are reset first)."""
+        try:
+            self.proxy.reset_connections()
+            self.broker.stop()
+        finally:
+            self.proxy.stop_thread()
+
+
+def start_proxied_broker(**broker_kwargs: Any) -> ProxiedBroker:
+    """Blocking twin of :func:`broker_behind_proxy`; the proxy runs in its own thread.
+
+    Call :meth:`ProxiedBroker.close` when done.
+    """
+    from ._procs import free_port
+    from .broker import EmbeddedBroker
+
+    port = broker_kwargs.pop("port", None) or free_port()
+    proxy = FaultProxy("127.0.0.1", port).start_in_thread()
+    try:
+        broker = EmbeddedBroker(port=port, advertised_port=proxy.port, **broker_kwargs)
+        broker.start()
+    except BaseException:
+        proxy.stop_thread()
+        raise
+    return ProxiedBroker(broker, proxy)

@@ -48,7 +48,19 @@ def _run_child_pytest(
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("KAFKA_", "PYTEST_"))}
     full_env.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            # hypothesis's plugin alone takes seconds to import; the child needs only ours
+            "-p",
+            "no:hypothesispytest",
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         env=full_env,
         capture_output=True,

@@ -10,10 +10,15 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from kafka_async.errors import KafkaConnectionError, ProtocolDecodeError
+from kafka_async.errors import KafkaConnectionError, KafkaTimeoutError, ProtocolDecodeError
 from kafka_async.protocol.apis import API_VERSIONS, CREATE_TOPICS, METADATA, PRODUCE
 from kafka_async.testing import EmbeddedBroker, _procs, _wire, topic_partitions
-from kafka_async.testing.proxy import FaultProxy, _parse_request, broker_behind_proxy
+from kafka_async.testing.proxy import (
+    FaultProxy,
+    ProxiedBroker,
+    _parse_request,
+    broker_behind_proxy,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -422,3 +427,25 @@ async def test_proxy_close_drops_open_connections() -> None:
             ended = exc
     assert ended is not None
     await stream.aclose()
+
+
+def test_proxied_broker_fixture(proxied_broker: ProxiedBroker) -> None:
+    pb = proxied_broker
+    assert pb.bootstrap_servers == pb.proxy.address
+    resp = _wire.request(pb.bootstrap_servers, METADATA, {"topics": []}, version=1)
+    assert resp.brokers[0].port == pb.proxy.port
+    pb.proxy.set_blackhole(True)
+    with pytest.raises(KafkaTimeoutError):
+        _wire.request(pb.bootstrap_servers, API_VERSIONS, {}, version=0, timeout=0.3)
+
+
+@pytest.mark.parametrize("proxied_broker", [{"durable": True}], indirect=True)
+def test_proxied_durable_broker_survives_kill(proxied_broker: ProxiedBroker) -> None:
+    pb = proxied_broker
+    assert pb.broker.durable
+    pb.broker.create_topic("kept", partitions=2)
+    pb.broker.kill()
+    with pytest.raises(KafkaConnectionError):
+        _wire.request(pb.bootstrap_servers, API_VERSIONS, {}, version=0, timeout=2)
+    pb.broker.start()
+    assert topic_partitions(pb.bootstrap_servers, "kept") == 2
