@@ -63,6 +63,7 @@ class _Refresh:
     topics: frozenset[str] | None  # None: all topics
     done: anyio.Event
     error: BaseException | None = None
+    last_error: BaseException | None = None  # of the latest failed attempt
 
 
 @dataclass(slots=True)
@@ -260,11 +261,13 @@ class ClusterClient:
     async def _run_refresh(self, refresh: _Refresh) -> None:
         try:
             with anyio.fail_after(self.config.request_timeout):
-                response, requested = await self._metadata_round(refresh.topics)
+                response, requested = await self._metadata_round(refresh)
             self._install(response, requested)
         except TimeoutError:
-            refresh.error = KafkaTimeoutError(
-                f"no Metadata response within {self.config.request_timeout_ms} ms"
+            last = f"; last error: {refresh.last_error}" if refresh.last_error else ""
+            refresh.error = NoBrokersAvailableError(
+                f"no broker answered Metadata within {self.config.request_timeout_ms} ms"
+                f" (bootstrap servers {self._bootstrap_text()}){last}"
             )
         except Exception as exc:
             refresh.error = exc
@@ -275,39 +278,33 @@ class ClusterClient:
                 self._refresh = None
             refresh.done.set()
 
-    async def _metadata_round(
-        self, topics: frozenset[str] | None
-    ) -> tuple[Any, frozenset[str] | None]:
-        """Ask known brokers (least loaded first), then the bootstrap servers."""
+    def _bootstrap_text(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in self.config.addresses)
+
+    async def _metadata_round(self, refresh: _Refresh) -> tuple[Any, frozenset[str] | None]:
+        """Ask known brokers (least loaded first), then the bootstrap servers, until one
+        answers; the caller's deadline bounds the whole round."""
+        topics = refresh.topics
         failed: set[int] = set()
-        last_error: BaseException | None = None
         names = None if topics is None else sorted(topics)
         while True:
             node = self._pool.least_loaded_node()
-            conn: BrokerConnection
             if node is None or node in failed:
                 candidates = [n for n in self._pool.known_nodes if n not in failed]
-                if candidates:
-                    node = candidates[0]
-                else:
-                    try:
-                        node, conn = await self._pool.bootstrap()
-                    except NoBrokersAvailableError as exc:
-                        if last_error is not None:
-                            raise NoBrokersAvailableError(
-                                f"{exc}; known brokers failed too: {last_error}"
-                            ) from last_error
-                        raise
-                    failed.clear()
-                    response = await self._send_metadata(conn, names)
-                    return response, topics
+                node = candidates[0] if candidates else None
             try:
-                conn = await self._pool.get(node)
+                if node is None:
+                    # No known broker left to try: fall back to the bootstrap servers.
+                    failed.clear()
+                    _, conn = await self._pool.bootstrap(timeout=float("inf"))
+                else:
+                    conn = await self._pool.get(node)
                 response = await self._send_metadata(conn, names)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 log.info("metadata request to node %s failed: %s", node, exc)
-                failed.add(node)
-                last_error = exc
+                refresh.last_error = exc
+                if node is not None:
+                    failed.add(node)
                 await anyio.sleep(self.config.retry_backoff_ms / 1000.0)
                 continue
             return response, topics
