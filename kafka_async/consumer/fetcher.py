@@ -163,6 +163,7 @@ class CompletedFetch:
         "_aborted_pids",
         "_batch_end",
         "_batches",
+        "_deferred",
         "_leader_epoch",
         "_pending",
         "_ts_type",
@@ -206,6 +207,7 @@ class CompletedFetch:
         self._batch_end = fetch_offset
         self._ts_type = 0
         self._leader_epoch: int | None = None
+        self._deferred: CorruptRecordError | None = None
 
     @property
     def started(self) -> bool:
@@ -232,54 +234,70 @@ class CompletedFetch:
                 check_crcs=config.check_crcs,
                 max_decompressed_size=config.max_decompressed_size,
             )
-        while len(out) < limit:
-            pending = self._pending
-            if pending:
-                room = limit - len(out)
-                chunk = [r for r in pending[:room] if r.offset >= position]
-                del pending[:room]
-                if chunk:
-                    out += _convert(
-                        chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
-                    )
-                    position = chunk[-1].offset + 1
-                if not pending:
-                    # Offsets inside a batch may have gaps (compaction): the batch's end is
-                    # where consumption continues.
-                    position = max(position, self._batch_end)
-                continue
-            batch = next(self._batches, None)
-            if batch is None:
-                return out, max(position, self.next_offset), True
-            nxt = batch.next_offset
-            if nxt <= position:
-                continue
-            if self.read_committed and batch.producer_id >= 0:
-                heap = self._aborted_heap
-                last = batch.last_offset
-                while heap and heap[0][0] <= last:
-                    self._aborted_pids.add(heapq.heappop(heap)[1])
-                if batch.is_control:
-                    if any(c.is_abort for c in batch.control_records()):
-                        self._aborted_pids.discard(batch.producer_id)
-                elif batch.is_transactional and batch.producer_id in self._aborted_pids:
-                    position = nxt  # an aborted transaction's records are skipped
+        if self._deferred is not None:
+            exc, self._deferred = self._deferred, None
+            raise exc
+        try:
+            while len(out) < limit:
+                pending = self._pending
+                if pending:
+                    room = limit - len(out)
+                    chunk = [r for r in pending[:room] if r.offset >= position]
+                    if chunk:
+                        # Converted before they leave ``pending``: a deserializer that raises
+                        # loses nothing, and raises again at the same record.
+                        out += _convert(
+                            chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                        )
+                        position = chunk[-1].offset + 1
+                    del pending[:room]
+                    if not pending:
+                        # Offsets inside a batch may have gaps (compaction): the batch's end is
+                        # where consumption continues.
+                        position = max(position, self._batch_end)
                     continue
-            if batch.is_control:
-                position = nxt  # transaction markers are never shown
-                continue
-            self._ts_type = batch.timestamp_type
-            self._leader_epoch = (
-                batch.partition_leader_epoch
-                if batch.magic >= 2 and batch.partition_leader_epoch >= 0
-                else None
-            )
-            self._batch_end = nxt
-            recs = batch.records()
-            if not recs:
-                position = nxt
-            else:
-                self._pending = recs
+                batch = next(self._batches, None)
+                if batch is None:
+                    return out, max(position, self.next_offset), True
+                nxt = batch.next_offset
+                if nxt <= position:
+                    continue
+                if self.read_committed and batch.producer_id >= 0:
+                    heap = self._aborted_heap
+                    last = batch.last_offset
+                    while heap and heap[0][0] <= last:
+                        self._aborted_pids.add(heapq.heappop(heap)[1])
+                    if batch.is_control:
+                        if any(c.is_abort for c in batch.control_records()):
+                            self._aborted_pids.discard(batch.producer_id)
+                    elif batch.is_transactional and batch.producer_id in self._aborted_pids:
+                        position = nxt  # an aborted transaction's records are skipped
+                        continue
+                if batch.is_control:
+                    position = nxt  # transaction markers are never shown
+                    continue
+                self._ts_type = batch.timestamp_type
+                self._leader_epoch = (
+                    batch.partition_leader_epoch
+                    if batch.magic >= 2 and batch.partition_leader_epoch >= 0
+                    else None
+                )
+                self._batch_end = nxt
+                recs = batch.records()
+                if not recs:
+                    position = nxt
+                else:
+                    self._pending = recs
+
+        except Exception as exc:
+            if not out:
+                raise
+            # Hand out what was decoded before the failure; the error comes next call. A
+            # corrupt batch cannot be decoded again, so that error is kept; a deserializer
+            # error recurs by itself (its records were not consumed).
+            if isinstance(exc, CorruptRecordError):
+                self._deferred = exc
+            return out, position, False
         return out, position, False
 
 
@@ -349,8 +367,11 @@ class Fetcher:
         for tp in list(self._fetch_offsets) if tps is None else list(tps):
             self._fetch_offsets.pop(tp, None)
 
-    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
-        """Hand out up to ``max_records`` buffered records, advancing positions.
+    def drain(
+        self, max_records: int, only: frozenset[TopicPartition] | None = None
+    ) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
+        """Hand out up to ``max_records`` buffered records (of ``only``, if given),
+        advancing positions.
 
         A stored error (reset "none", corrupt data, authorization) is raised once the records
         ahead of it are returned.
@@ -383,6 +404,9 @@ class Fetcher:
                     buffer.popleft()  # prefetched for a position we have since left
                     self._release(cf)
                     continue
+                if only is not None and cf.tp not in only:
+                    skipped.append(buffer.popleft())
+                    continue
                 try:
                     records, position, done = cf.take(st.position, budget, self._config)
                 except CorruptRecordError as exc:
@@ -394,6 +418,12 @@ class Fetcher:
                         buffer.appendleft(
                             CompletedFetch(cf.tp, cf.epoch, st.position, b"", 0, error=exc)
                         )
+                        break
+                    raise
+                except Exception:
+                    # A deserializer raised. The fetch stays where it is, so the error
+                    # repeats at the same record until the application seeks past it.
+                    if out:
                         break
                     raise
                 st.position = position

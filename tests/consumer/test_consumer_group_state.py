@@ -301,7 +301,15 @@ def test_static_member_poll_timeout_keeps_identity() -> None:
 
 def test_leave() -> None:
     m = joined()
-    assert m.leave() == [Revoke(frozenset({A, B})), SendLeave()]
+    acts = m.leave()
+    assert acts == [Revoke(frozenset({A, B})), SendLeave()]
+    # The actions carry the generation they were decided in: the commit of the revoked
+    # partitions and the LeaveGroup must use it although the state is already reset.
+    assert isinstance(acts[0], Revoke)
+    assert (acts[0].generation_id, acts[0].member_id) == (3, "me")
+    assert isinstance(acts[1], SendLeave)
+    assert acts[1].member_id == "me"
+    assert m.member_id == ""
     assert m.state is MemberState.LEFT
     m.request_rejoin("ignored after leaving")
     assert not m.rejoin_needed

@@ -286,7 +286,7 @@ class GroupCoordinator:
         if isinstance(action, SendSync):
             return await self._sync(action.is_leader)
         if isinstance(action, Revoke):
-            await self._revoke(set(action.partitions))
+            await self._revoke(set(action.partitions), action.generation_id, action.member_id)
             return []
         if isinstance(action, Lose):
             await self._lose(set(action.partitions))
@@ -295,7 +295,7 @@ class GroupCoordinator:
             await self._assign(set(action.partitions))
             return []
         if isinstance(action, SendLeave):
-            await self._leave()
+            await self._leave(action.member_id, action.group_instance_id)
             return []
         if isinstance(action, Backoff):
             await anyio.sleep(action.ms / 1000)
@@ -345,6 +345,15 @@ class GroupCoordinator:
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
         _, resp = await send(self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout)
         self._join_members = list(resp.members or [])
+        log.debug(
+            "group %s: JoinGroup -> error %s generation %s member %s leader %s (%d members)",
+            self.group_id,
+            resp.error_code,
+            resp.generation_id,
+            resp.member_id,
+            resp.leader,
+            len(self._join_members),
+        )
         return m.on_join_response(
             resp.error_code,
             member_id=resp.member_id,
@@ -421,20 +430,19 @@ class GroupCoordinator:
             for mid, a in result.items()
         ]
 
-    async def _revoke(self, tps: set[TopicPartition]) -> None:
+    async def _revoke(self, tps: set[TopicPartition], generation: int, member: str) -> None:
         if not tps:
             return
         log.info("group %s: revoking %s", self.group_id, sorted(tps))
         if self._config.enable_auto_commit:
             offsets = {tp: om for tp, om in self._subs.consumed_offsets().items() if tp in tps}
             if offsets:
-                gen, member, instance = self.generation()
                 try:
                     await self._offsets.commit(
                         offsets,
-                        generation_id=gen,
+                        generation_id=generation,
                         member_id=member,
-                        group_instance_id=instance,
+                        group_instance_id=self.membership.group_instance_id,
                         timeout=self._config.client.request_timeout,
                     )
                 except KafkaError as exc:
@@ -484,9 +492,7 @@ class GroupCoordinator:
             self.error = exc
             self._changed.notify()
 
-    async def _leave(self) -> None:
-        m = self.membership
-        member_id = m.member_id
+    async def _leave(self, member_id: str, group_instance_id: str | None) -> None:
         if not member_id:
             return
         node = await self._client.coordinator(self.group_id)
@@ -498,7 +504,7 @@ class GroupCoordinator:
                     "members": [
                         {
                             "member_id": member_id,
-                            "group_instance_id": m.group_instance_id,
+                            "group_instance_id": group_instance_id,
                             "reason": "the consumer is closing or stopped polling",
                         }
                     ],

@@ -107,9 +107,12 @@ class SendSync:
 @dataclass(frozen=True)
 class Revoke:
     """Commit consumed offsets of, stop fetching, and tell the listener about partitions
-    this member gives up in an orderly way."""
+    this member gives up in an orderly way. The commit uses the generation the member held
+    when it decided to revoke (carried here, since the state may have moved on)."""
 
     partitions: frozenset[TopicPartition]
+    generation_id: int = field(default=-1, compare=False)
+    member_id: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,9 @@ class Assign:
 @dataclass(frozen=True)
 class SendLeave:
     """Send LeaveGroup so the group rebalances now rather than after the session timeout."""
+
+    member_id: str = field(default="", compare=False)
+    group_instance_id: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,9 @@ class GroupMembership:
         if reset_member_id:
             self.member_id = ""
 
+    def _revoke(self, partitions: frozenset[TopicPartition]) -> Revoke:
+        return Revoke(partitions, self.generation_id, self.member_id)
+
     def _lose_all(self) -> list[Action]:
         lost = self.owned
         self.owned = frozenset()
@@ -230,7 +239,7 @@ class GroupMembership:
         actions: list[Action] = []
         self.state = MemberState.JOINING
         if self.protocol is RebalanceProtocol.EAGER and self.owned:
-            actions.append(Revoke(self.owned))
+            actions.append(self._revoke(self.owned))
             self.owned = frozenset()
             # Until the revocation (commit + listener) is done, no JoinGroup goes out.
             self.state = MemberState.REVOKING
@@ -313,7 +322,7 @@ class GroupMembership:
         added = assigned - self.owned
         if revoked:
             # Only the cooperative protocol reaches here with owned partitions.
-            actions.append(Revoke(frozenset(revoked)))
+            actions.append(self._revoke(frozenset(revoked)))
         self.owned = assigned
         if added or not actions:
             # The listener hears about every generation's assignment, even an empty one.
@@ -357,12 +366,12 @@ class GroupMembership:
             return []
         actions: list[Action] = []
         if self.owned:
-            actions.append(Revoke(self.owned))
+            actions.append(self._revoke(self.owned))
             self.owned = frozenset()
         # A static member does not leave (the broker would not rebalance for it anyway); it
         # lets the session timeout decide, like the Java client.
         if self.member_id and self.group_instance_id is None:
-            actions.append(SendLeave())
+            actions.append(SendLeave(self.member_id, self.group_instance_id))
         self._reset_generation(reset_member_id=self.group_instance_id is None)
         self.state = MemberState.LEFT
         self.rejoin_needed = False
@@ -385,12 +394,12 @@ class GroupMembership:
         if self.state is MemberState.FAILED:
             return actions
         if self.owned:
-            actions.append(Revoke(self.owned))
+            actions.append(self._revoke(self.owned))
             self.owned = frozenset()
         # Static members keep their identity across restarts: they do not send LeaveGroup,
         # so a quick restart gets the same partitions back without a rebalance.
         if self.member_id and self.group_instance_id is None:
-            actions.append(SendLeave())
+            actions.append(SendLeave(self.member_id, self.group_instance_id))
         self._reset_generation(reset_member_id=self.group_instance_id is None)
         self.state = MemberState.LEFT
         self.rejoin_needed = False

@@ -1,0 +1,27 @@
+"""The consumer: group membership, fetching, offsets. Start at :class:`Consumer`."""
+
+from __future__ import annotations
+
+from .consumer import Consumer, OffsetAndTimestamp
+from .errors import CommitFailedError, NoOffsetForPartitionError
+from .group.assignors import (
+    Assignor,
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    RoundRobinAssignor,
+    StickyAssignor,
+)
+from .group.coordinator import ConsumerRebalanceListener
+
+__all__ = [
+    "Assignor",
+    "CommitFailedError",
+    "Consumer",
+    "ConsumerRebalanceListener",
+    "CooperativeStickyAssignor",
+    "NoOffsetForPartitionError",
+    "OffsetAndTimestamp",
+    "RangeAssignor",
+    "RoundRobinAssignor",
+    "StickyAssignor",
+]

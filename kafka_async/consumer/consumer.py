@@ -1,0 +1,713 @@
+"""``Consumer``: the public consumer (group member or manual assignment).
+
+::
+
+    async with Consumer("orders", bootstrap_servers="...", group_id="billing") as consumer:
+        async for record in consumer:
+            ...
+
+Inside, one anyio task group holds: the cluster client (connections, metadata), the
+fetcher (one Fetch loop per leader broker), the group coordinator (join/sync/heartbeat)
+when ``group_id`` is set, a position task that turns "no position yet" into one (committed
+offset, or ``auto_offset_reset``), and the auto-commit task. ``getmany``/``getone``/``async
+for`` only drain the fetcher's buffer and wait for it; they never do network I/O themselves.
+
+Positions and commits: a record counts as consumed once it is returned to the caller.
+``async for`` takes records from ``getmany`` in chunks, and a chunk's records that were not
+yet yielded are not committed (manual or auto commit, or on revocation): commits use the
+offset of the first record still waiting in the chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import anyio
+import anyio.abc
+
+from ..cluster.client import ClusterClient
+from ..errors import (
+    ClientClosedError,
+    ConfigError,
+    KafkaError,
+    KafkaTimeoutError,
+)
+from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from ._signal import Signal
+from .config import ConsumerConfig
+from .errors import CommitFailedError, NoOffsetForPartitionError
+from .fetcher import Fetcher
+from .group.coordinator import GroupCoordinator
+from .offsets import OffsetClient
+from .positions import EARLIEST, LATEST, SubscriptionState
+
+log = logging.getLogger(__name__)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: Records ``async for`` takes from the buffer at a time.
+_ITER_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndTimestamp:
+    """``offsets_for_times`` result: the first offset with a timestamp >= the one asked."""
+
+    offset: int
+    timestamp: int
+
+
+class Consumer(Generic[K, V]):
+    """An asyncio/trio Kafka consumer. See the module docstring and ``ConsumerConfig``.
+
+    ``topics`` subscribes at start (group mode, needs ``group_id``); or call
+    ``subscribe``/``assign`` before or after ``start``. Use as ``async with`` or call
+    ``start()``/``close()`` from one task.
+    """
+
+    def __init__(self, *topics: str, listener: object | None = None, **config: Any) -> None:
+        self._config = ConsumerConfig.from_kwargs(**config)
+        cfg = self._config
+        self._subs = SubscriptionState(cfg.auto_offset_reset)
+        self._changed = Signal()
+        self._client = ClusterClient(cfg.client)
+        self._offsets = OffsetClient(
+            self._client,
+            cfg.group_id,
+            isolation_level=cfg.isolation,
+            request_timeout=cfg.client.request_timeout,
+            retry_backoff=cfg.client.retry_backoff_ms / 1000,
+        )
+        self._fetcher = Fetcher(self._client, self._subs, cfg, self._changed)
+        self._coordinator: GroupCoordinator | None = None
+        if cfg.group_id is not None:
+            self._coordinator = GroupCoordinator(
+                self._client,
+                cfg,
+                self._subs,
+                self._offsets,
+                self._changed,
+                on_revoke=self._on_revoke,
+            )
+        self._stack: AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closed = False
+        self._started = False
+        #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
+        self._iter: deque[ConsumerRecord[K, V]] = deque()
+        self._position_error: BaseException | None = None
+        self._last_committed: dict[TopicPartition, int] = {}
+        if topics:
+            self.subscribe(topics=topics, listener=listener)
+        elif listener is not None:
+            raise ConfigError("listener given without topics; pass it to subscribe()")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Consumer[K, V]:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect (bootstrap) and start the background tasks."""
+        if self._started or self._closed:
+            raise ClientClosedError("a Consumer can only be started once")
+        self._started = True
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            await stack.enter_async_context(self._client)
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tg = tg
+            self._stack = stack
+            self._track_topics()
+            await tg.start(self._fetcher.run)
+            tg.start_soon(self._position_loop)
+            if self._coordinator is not None:
+                await tg.start(self._coordinator.run)
+                if self._config.enable_auto_commit:
+                    tg.start_soon(self._auto_commit_loop)
+        except BaseException:
+            started_tg, self._tg = self._tg, None
+            self._stack = None
+            self._closed = True
+            if started_tg is not None:
+                started_tg.cancel_scope.cancel()
+            await stack.aclose()
+            raise
+
+    async def close(self) -> None:
+        """Commit (auto commit), leave the group, stop everything. Returns within
+        ``close_timeout_ms`` (plus a little) even when the brokers are gone."""
+        if self._closed:
+            return
+        self._closed = True
+        stack, self._stack = self._stack, None
+        tg, self._tg = self._tg, None
+        if stack is None:
+            return
+        deadline = self._config.close_timeout_ms / 1000
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(deadline):
+                try:
+                    if self._coordinator is not None and self._config.enable_auto_commit:
+                        await self._commit_consumed(timeout=deadline)
+                except KafkaError as exc:
+                    log.warning("final commit failed: %s", exc)
+                if self._coordinator is not None:
+                    await self._coordinator.leave_group()
+        if tg is not None:
+            tg.cancel_scope.cancel()
+        # Outside any new cancel scope: the task groups on the stack must be exited in the
+        # scope they were entered in. With our tasks cancelled this is quick, and the
+        # cluster client bounds its own socket closing.
+        await stack.aclose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+        if not self._started:
+            raise ClientClosedError("the consumer is not started (use 'async with' or start())")
+
+    def _track_topics(self) -> None:
+        if self._subs.pattern is not None:
+            self._client.set_topics(None)
+        elif self._subs.topics:
+            self._client.add_topics(self._subs.topics)
+
+    # -- subscription ------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        topics: Iterable[str] = (),
+        pattern: str | re.Pattern[str] | None = None,
+        listener: object | None = None,
+    ) -> None:
+        """Join the group for ``topics`` or for every topic matching ``pattern``.
+
+        ``listener`` gets ``on_partitions_revoked``/``on_partitions_assigned`` (and
+        ``on_partitions_lost``) calls, async or plain (see ``ConsumerRebalanceListener``).
+        """
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+        if self._coordinator is None:
+            raise ConfigError("subscribe() needs a group_id; use assign() without one")
+        if isinstance(topics, str):
+            topics = (topics,)
+        topics = tuple(topics)
+        if (pattern is None) == (not topics):
+            raise ConfigError("subscribe: give either topics or pattern (exactly one)")
+        if listener is not None and not (
+            hasattr(listener, "on_partitions_revoked")
+            and hasattr(listener, "on_partitions_assigned")
+        ):
+            raise ConfigError(
+                "listener must have on_partitions_revoked and on_partitions_assigned methods"
+            )
+        if pattern is not None:
+            self._subs.subscribe_pattern(pattern)
+            self._subs.match_pattern(self._client.metadata.topics)
+        else:
+            self._subs.subscribe(topics)
+        self._coordinator.listener = listener
+        if self._started:
+            self._track_topics()
+        self._coordinator.subscription_changed()
+        self._changed.notify()
+
+    def unsubscribe(self) -> None:
+        """Stop consuming: give up every partition (and leave the group, in the background)."""
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+        tps = set(self._subs.assignment)
+        self._subs.unsubscribe()
+        self._on_revoke(tps)
+        if self._coordinator is not None and self._coordinator.membership.member_id:
+            coordinator = self._coordinator
+            if self._tg is not None:
+
+                async def leave() -> None:
+                    with anyio.move_on_after(self._config.close_timeout_ms / 1000):
+                        await coordinator.leave_group()
+                    coordinator.membership.reset()
+
+                self._tg.start_soon(leave)
+        elif self._coordinator is not None:
+            self._coordinator.membership.reset()
+        self._changed.notify()
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read exactly these partitions (no group membership). With a group_id the
+        committed offsets are the starting points; else ``auto_offset_reset``."""
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+        tps = list(partitions)
+        old = set(self._subs.assignment)
+        self._subs.assign_from_user(tps, awaiting_committed=self._config.group_id is not None)
+        if self._config.group_id is None:
+            for tp in tps:
+                st = self._subs.assignment[tp]
+                if st.position is None and st.reset_to is None:
+                    st.reset_to = self._subs.default_reset
+        self._on_revoke(old - set(tps))
+        if self._started:
+            self._track_topics()
+        self._changed.notify()
+
+    def assignment(self) -> set[TopicPartition]:
+        """The partitions currently assigned to this consumer."""
+        return set(self._subs.assignment)
+
+    def subscription(self) -> set[str]:
+        """The subscribed topics (for a pattern: the topics it matches now)."""
+        return set(self._subs.topics)
+
+    def _on_revoke(self, tps: set[TopicPartition]) -> None:
+        if not tps:
+            return
+        self._fetcher.discard(tps)
+        if self._iter:
+            self._iter = deque(r for r in self._iter if r.topic_partition not in tps)
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Consume ``partition`` from ``offset`` on (the next getmany/iteration)."""
+        self._subs.seek(partition, offset)
+        self._fetcher.discard({partition})
+        self._drop_iter({partition})
+        self._changed.notify()
+
+    def _drop_iter(self, tps: set[TopicPartition]) -> None:
+        if self._iter:
+            self._iter = deque(r for r in self._iter if r.topic_partition not in tps)
+
+    def _tps(self, partitions: tuple[TopicPartition, ...]) -> list[TopicPartition]:
+        tps = list(partitions) or list(self._subs.assignment)
+        for tp in tps:
+            self._subs.state(tp)  # raises for an unassigned partition
+        return tps
+
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Move to the earliest offset (of ``partitions``, or every assigned one)."""
+        for tp in self._tps(partitions):
+            self._subs.request_reset(tp, EARLIEST)
+            self._fetcher.discard({tp})
+            self._drop_iter({tp})
+        self._changed.notify()
+
+    async def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Move to the end (only records produced from now on are read)."""
+        for tp in self._tps(partitions):
+            self._subs.request_reset(tp, LATEST)
+            self._fetcher.discard({tp})
+            self._drop_iter({tp})
+        self._changed.notify()
+
+    def _committable(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Positions of records handed to the caller (records taken by ``async for`` but not
+        yet yielded do not count)."""
+        offsets = self._subs.consumed_offsets()
+        if self._iter:
+            seen: set[TopicPartition] = set()
+            for r in self._iter:
+                tp = r.topic_partition
+                if tp not in seen:
+                    seen.add(tp)
+                    if tp in offsets:
+                        offsets[tp] = OffsetAndMetadata(r.offset, "", offsets[tp].leader_epoch)
+        return offsets
+
+    async def position(
+        self,
+        partition: TopicPartition,
+        timeout_ms: int | None = None,
+    ) -> int:
+        """The offset of the next record that will be returned for ``partition`` (waits
+        until it is known: committed offset or reset)."""
+        self._check_open()
+        st = self._subs.state(partition)
+        timeout = self._timeout(timeout_ms)
+        with anyio.move_on_after(timeout):
+            while True:
+                self._raise_pending()
+                st = self._subs.state(partition)
+                if st.has_position and st.position is not None:
+                    committable = self._committable().get(partition)
+                    return committable.offset if committable else st.position
+                event = self._changed.current()
+                await self._changed.wait(0.5, event)
+        raise KafkaTimeoutError(f"position of {partition} unknown after {timeout:.3f} s")
+
+    def _timeout(self, timeout_ms: int | None) -> float:
+        if timeout_ms is None:
+            return self._config.client.request_timeout
+        return timeout_ms / 1000
+
+    async def committed(
+        self, partition: TopicPartition, timeout_ms: int | None = None
+    ) -> int | None:
+        """The group's committed offset for ``partition`` (None when nothing is committed)."""
+        self._check_open()
+        got = await self._offsets.fetch_committed([partition], self._timeout(timeout_ms))
+        om = got.get(partition)
+        return None if om is None else om.offset
+
+    async def beginning_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """The earliest available offset of each partition."""
+        return await self._list(partitions, EARLIEST, timeout_ms)
+
+    async def end_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """The offset after the last record of each partition (the last stable offset
+        under read_committed)."""
+        return await self._list(partitions, LATEST, timeout_ms)
+
+    async def _list(
+        self, partitions: Iterable[TopicPartition], ts: int, timeout_ms: int | None
+    ) -> dict[TopicPartition, int]:
+        self._check_open()
+        tps = list(partitions)
+        got = await self._offsets.list_offsets(dict.fromkeys(tps, ts), self._timeout(timeout_ms))
+        return {tp: v[0] for tp, v in got.items() if v is not None}
+
+    async def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """For each partition, the earliest offset whose timestamp is >= the given one
+        (milliseconds since the epoch), or None if there is none."""
+        self._check_open()
+        for tp, ts in timestamps.items():
+            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+                raise ConfigError(f"offsets_for_times: bad timestamp {ts!r} for {tp}")
+        got = await self._offsets.list_offsets(dict(timestamps), self._timeout(timeout_ms))
+        return {
+            tp: (None if v is None else OffsetAndTimestamp(v[0], v[1])) for tp, v in got.items()
+        }
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The partition's high watermark as of the last fetch (None before one)."""
+        hw = self._subs.state(partition).high_watermark
+        return None if hw < 0 else hw
+
+    def last_stable_offset(self, partition: TopicPartition) -> int | None:
+        lso = self._subs.state(partition).last_stable_offset
+        return None if lso < 0 else lso
+
+    # -- pause -------------------------------------------------------------------------------
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stop returning (and fetching) records of these partitions until ``resume``."""
+        self._subs.pause(partitions)
+        self._changed.notify()
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._subs.resume(partitions)
+        self._changed.notify()
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._subs.paused())
+
+    # -- consuming ---------------------------------------------------------------------------
+
+    def _raise_pending(self) -> None:
+        if self._coordinator is not None and self._coordinator.error is not None:
+            err = self._coordinator.error
+            if not isinstance(err, KafkaError) or self._coordinator.membership.failure is None:
+                self._coordinator.error = None  # a listener error is raised once
+            raise err
+        if self._position_error is not None:
+            err = self._position_error
+            self._position_error = None
+            raise err
+
+    async def getmany(
+        self,
+        *partitions: TopicPartition,
+        timeout_ms: int = 0,
+        max_records: int | None = None,
+    ) -> dict[TopicPartition, list[ConsumerRecord[K, V]]]:
+        """Records by partition: what is buffered now, else what arrives within
+        ``timeout_ms`` (an empty dict if nothing does). ``partitions`` limits the result to
+        those partitions; ``max_records`` (default ``max_poll_records``) caps the count."""
+        self._check_open()
+        if max_records is None:
+            max_records = self._config.max_poll_records or 1_000_000_000
+        elif max_records < 1:
+            raise ConfigError(f"max_records must be >= 1, got {max_records}")
+        only = frozenset(partitions) if partitions else None
+        if self._coordinator is not None:
+            self._coordinator.polled()
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            self._raise_pending()
+            event = self._fetcher.data_ready.current()
+            out = self._take_iter(max_records, only)
+            if len(out) < max_records or not out:
+                more = self._fetcher.drain(max_records - sum(map(len, out.values())), only)
+                for tp, recs in more.items():
+                    if tp in out:
+                        out[tp].extend(recs)
+                    else:
+                        out[tp] = recs
+            if out:
+                return out
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {}
+            await self._fetcher.data_ready.wait(min(left, 0.5), event)
+
+    def _take_iter(
+        self, max_records: int, only: frozenset[TopicPartition] | None
+    ) -> dict[TopicPartition, list[ConsumerRecord[K, V]]]:
+        """Records already taken by ``async for`` go first, so nothing is reordered."""
+        out: dict[TopicPartition, list[ConsumerRecord[K, V]]] = {}
+        if not self._iter:
+            return out
+        keep: deque[ConsumerRecord[K, V]] = deque()
+        n = 0
+        for r in self._iter:
+            if n < max_records and (only is None or r.topic_partition in only):
+                out.setdefault(r.topic_partition, []).append(r)
+                n += 1
+            else:
+                keep.append(r)
+        self._iter = keep
+        return out
+
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[K, V]:
+        """The next record (of ``partitions``, if given); waits as long as it takes."""
+        self._check_open()
+        while True:
+            if not partitions and self._iter:
+                if self._coordinator is not None:
+                    self._coordinator.polled()
+                return self._iter.popleft()
+            batch = await self.getmany(
+                *partitions, timeout_ms=1000, max_records=1 if partitions else _ITER_CHUNK
+            )
+            if not batch:
+                continue
+            records = [r for recs in batch.values() for r in recs]
+            first = records[0]
+            self._iter.extendleft(reversed(records[1:]))
+            return first
+
+    def __aiter__(self) -> Consumer[K, V]:
+        return self
+
+    async def __anext__(self) -> ConsumerRecord[K, V]:
+        if self._closed:
+            raise StopAsyncIteration
+        if self._iter:
+            if self._coordinator is not None:
+                self._coordinator.polled()
+            return self._iter.popleft()
+        try:
+            return await self.getone()
+        except ClientClosedError:
+            raise StopAsyncIteration from None
+
+    # -- commits -----------------------------------------------------------------------------
+
+    async def commit(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata | tuple[int, str]] | None = None,
+    ) -> None:
+        """Commit ``offsets`` (the next offset to read per partition, optionally with a
+        metadata string), or the positions of every record returned so far.
+
+        Raises ``CommitFailedError`` when the group rebalanced since these records were
+        handed out (they will be read again by the partition's next owner).
+        """
+        self._check_open()
+        if offsets is None:
+            await self._commit_consumed(timeout=self._config.client.request_timeout)
+            return
+        normalized: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, value in offsets.items():
+            if not isinstance(tp, TopicPartition):
+                raise ConfigError(f"commit: keys must be TopicPartition, got {tp!r}")
+            if isinstance(value, OffsetAndMetadata):
+                om = value
+            elif isinstance(value, tuple):
+                om = OffsetAndMetadata(int(value[0]), str(value[1]))
+            elif isinstance(value, int) and not isinstance(value, bool):
+                om = OffsetAndMetadata(value)
+            else:
+                raise ConfigError(f"commit: bad offset {value!r} for {tp}")
+            if om.offset < 0:
+                raise ConfigError(f"commit: negative offset {om.offset} for {tp}")
+            if self._subs.is_group_managed and tp not in self._subs.assignment:
+                raise CommitFailedError(f"commit: {tp} is not assigned to this member")
+            normalized[tp] = om
+        await self._commit(normalized, self._config.client.request_timeout)
+
+    async def _commit_consumed(self, timeout: float) -> None:  # noqa: ASYNC109
+        offsets = self._committable()
+        await self._commit(offsets, timeout)
+
+    async def _commit(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        timeout: float,  # noqa: ASYNC109 - a deadline
+    ) -> None:
+        if not offsets:
+            return
+        gen, member, instance = -1, "", None
+        coordinator = self._coordinator
+        if coordinator is not None and self._subs.is_group_managed:
+            gen, member, instance = coordinator.generation()
+            if gen < 0:
+                raise CommitFailedError(
+                    "commit: this member is not in a group generation (a rebalance is in "
+                    "progress or it left the group); its partitions may be reassigned"
+                )
+        await self._offsets.commit(
+            offsets,
+            generation_id=gen,
+            member_id=member,
+            group_instance_id=instance,
+            timeout=timeout,
+            on_generation_error=coordinator.on_commit_error if coordinator else None,
+        )
+        for tp, om in offsets.items():
+            self._last_committed[tp] = om.offset
+
+    async def _auto_commit_loop(self) -> None:
+        interval = self._config.auto_commit_interval_ms / 1000
+        while True:
+            await anyio.sleep(interval)
+            offsets = {
+                tp: om
+                for tp, om in self._committable().items()
+                if self._last_committed.get(tp) != om.offset
+            }
+            if not offsets:
+                continue
+            if self._subs.is_group_managed and (
+                self._coordinator is None or self._coordinator.generation()[0] < 0
+            ):
+                continue
+            try:
+                await self._commit(offsets, self._config.client.request_timeout)
+            except KafkaError as exc:
+                log.warning("auto commit failed: %s", exc)
+
+    # -- positions task ----------------------------------------------------------------------
+
+    async def _position_loop(self) -> None:
+        """Give every assigned partition a position: committed offset, else reset."""
+        backoff = self._config.client.retry_backoff_ms / 1000
+        while True:
+            event = self._changed.current()
+            try:
+                progressed = await self._update_positions()
+            except KafkaError as exc:
+                log.warning("could not determine positions: %s", exc)
+                self._position_error = exc
+                self._fetcher.data_ready.notify()
+                await anyio.sleep(backoff)
+                continue
+            if progressed:
+                self._changed.notify()
+                continue
+            await self._changed.wait(1.0, event)
+
+    async def _update_positions(self) -> bool:
+        subs = self._subs
+        progressed = False
+        need = subs.needing_committed()
+        if need and self._config.group_id is not None:
+            got = await self._offsets.fetch_committed(need)
+            missing = []
+            for tp in need:
+                if not subs.set_committed_or_reset(tp, got.get(tp)):
+                    missing.append(tp)
+            progressed = True
+            if missing:
+                self._position_error = NoOffsetForPartitionError(missing)
+                self._fetcher.data_ready.notify()
+        elif need:
+            for tp in need:
+                subs.set_committed_or_reset(tp, None)
+            progressed = True
+        resets = subs.needing_reset()
+        if resets:
+            epochs = {tp: subs.assignment[tp].epoch for tp in resets}
+            got_offsets = await self._offsets.list_offsets(resets)
+            for tp, value in got_offsets.items():
+                if value is not None:
+                    subs.set_reset_position(tp, value[0], epochs[tp])
+            progressed = True
+        return progressed
+
+    # -- introspection -----------------------------------------------------------------------
+
+    def statistics(self) -> dict[str, Any]:
+        """State at a glance: group, assignment with positions, buffer, fetch sessions."""
+        parts = {}
+        for tp, st in sorted(self._subs.assignment.items()):
+            parts[f"{tp.topic}-{tp.partition}"] = {
+                "position": st.position,
+                "high_watermark": st.high_watermark,
+                "lag": (st.high_watermark - st.position)
+                if st.position is not None and st.high_watermark >= 0
+                else None,
+                "paused": st.paused,
+                "awaiting_committed": st.awaiting_committed,
+                "reset_to": st.reset_to,
+                "committed": self._last_committed.get(tp),
+            }
+        return {
+            "closed": self._closed,
+            "subscription": sorted(self._subs.topics),
+            "pattern": self._subs.pattern.pattern if self._subs.pattern else None,
+            "group": self._coordinator.statistics() if self._coordinator else None,
+            "partitions": parts,
+            "iterator_buffered": len(self._iter),
+            "fetcher": self._fetcher.statistics(),
+            "commits": self._offsets.commits,
+            "commit_failures": self._offsets.commit_failures,
+        }
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("running" if self._started else "new")
+        group = f" group={self._config.group_id!r}" if self._config.group_id else ""
+        return f"<Consumer {state}{group} partitions={len(self._subs.assignment)}>"
+
+    # -- used by tests and the demo ----------------------------------------------------------
+
+    async def wait_for_assignment(self, timeout: float = 30.0) -> set[TopicPartition]:  # noqa: ASYNC109
+        """Wait until the group assigned this member at least one partition."""
+        self._check_open()
+        with anyio.move_on_after(timeout):
+            while True:
+                self._raise_pending()
+                event = self._changed.current()
+                if self._subs.assignment and (
+                    self._coordinator is None or self._coordinator.stable
+                ):
+                    return set(self._subs.assignment)
+                await self._changed.wait(0.2, event)
+        raise KafkaTimeoutError(f"no partitions assigned within {timeout:.3f} s")

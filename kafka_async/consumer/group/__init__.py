@@ -1,0 +1,1 @@
+"""Consumer group membership: state machine, coordinator loop, assignors."""
