@@ -55,6 +55,7 @@ _CHUNK = 1024 * 1024
 # (n / 3 + 1) * 128 KiB; slices are sized from the remaining budget with that bound.
 _ZSTD_BLOCK = 128 * 1024
 _ZSTD_MIN_SLICE = 64
+_ZSTD_MAX_FRAME_HEADER = 18
 
 
 def codec_from_name(name: str | int | None) -> int:
@@ -264,9 +265,16 @@ def _zstd_decompress(data: memoryview, max_size: int) -> bytes:
             d = _ZSTD_DCTX.decompressobj()
             pos = 0
             n = len(pending)
+            # zstd refuses to produce more than a frame's declared content size, and one
+            # decompress call stops at the end of a frame: with a declared size within
+            # budget, the whole input can be fed at once.
+            declared = _zstd.frame_content_size(pending[:_ZSTD_MAX_FRAME_HEADER])
+            if declared > max_size - total:
+                raise _limit_error(ZSTD, max_size)
+            whole = declared >= 0
             while pos < n and not d.eof:
                 budget = max_size - total
-                step = max(_ZSTD_MIN_SLICE, (budget // _ZSTD_BLOCK) * 3)
+                step = n if whole else max(_ZSTD_MIN_SLICE, (budget // _ZSTD_BLOCK) * 3)
                 chunk = d.decompress(pending[pos : pos + step])
                 pos += step
                 total += len(chunk)

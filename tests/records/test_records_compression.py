@@ -192,3 +192,17 @@ def test_zlib_error_codes_are_wrapped() -> None:
     raw_deflate = zlib.compress(b"not gzip framed")
     with pytest.raises(CorruptRecordError):
         c.decompress(c.GZIP, raw_deflate)
+
+
+def test_zstd_declared_content_size() -> None:
+    frame = bytearray(zstandard.ZstdCompressor().compress(bytes(200_000)))
+    assert frame[4] == 0xA0  # single segment, 4-byte content size follows
+    assert int.from_bytes(frame[5:9], "little") == 200_000
+    # Declaring more than the cap is refused before decompressing anything.
+    with pytest.raises(DecompressionLimitError):
+        c.decompress(c.ZSTD, bytes(frame), max_size=100_000)
+    # Declaring less than the real output (so the whole frame would be fed at once) makes zstd
+    # itself stop: corrupt, not a bigger output than declared.
+    frame[5:9] = (1000).to_bytes(4, "little")
+    with pytest.raises(CorruptRecordError):
+        c.decompress(c.ZSTD, bytes(frame))
