@@ -72,7 +72,10 @@ def _builder_class(writer: Any) -> type[BatchBuilder]:
     return Builder
 
 
-def _our_encode(writer: Any, codec: str, rows: list[tuple[int, bytes, bytes]]) -> Callable[[], bytes]:
+Rows = list[tuple[int, bytes, bytes]]
+
+
+def _our_encode(writer: Any, codec: str, rows: Rows) -> Callable[[], bytes]:
     cls = _builder_class(writer)
 
     def run() -> bytes:
@@ -105,10 +108,8 @@ def _aio_encode(codec: str, rows: list[tuple[int, bytes, bytes]]) -> Callable[[]
     def run() -> object:
         b = builder_cls(2, c, 0, 1, 0, 0, 1 << 30)
         append = b.append
-        offset = 0
-        for ts, key, value in rows:
+        for offset, (ts, key, value) in enumerate(rows):
             append(offset, ts, key, value, [])
-            offset += 1
         return b.build()
 
     return run
