@@ -378,25 +378,36 @@ class EmbeddedBroker:
         """Start the broker and wait until it answers ApiVersions (blocking)."""
         if self.running:
             raise RuntimeError(f"{self!r} is already running")
-        if self.durable and self.s3 is None:
+        own_s3 = self.durable and self.s3 is None
+        if own_s3:
             self.s3 = LocalS3()
-        if self.s3 is not None:
-            self.s3.start()
+        try:
+            if self.s3 is not None:
+                self.s3.start()
+            self._start_broker()
+        except BaseException:
+            # Failed or interrupted: leave nothing behind that this call started.
+            self.kill()
+            if own_s3 and self.s3 is not None:
+                self.s3.stop()
+                self.s3 = None
+            raise
+        return self
+
+    def _start_broker(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
         attempt = 0
         while True:
             port = self._next_port()
             proc = self._spawn(port)
-            while True:
-                if proc.poll() is not None:
-                    break
+            while proc.poll() is None:
+                # Alive after the probe too: the answer may have come from another broker on
+                # the port while this one is dying of AddrInUse.
                 if _wire.probe(self._probe_addr(port)) and proc.poll() is None:
                     self._port = port
                     self._starts_ok += 1
-                    return self
+                    return
                 if time.monotonic() > deadline:
-                    _procs.kill_sync(proc)
-                    self._proc = None
                     raise self._start_failed(f"not ready within {self.startup_timeout} s")
                 time.sleep(_PROBE_INTERVAL)
             self._proc = None
@@ -460,36 +471,43 @@ class EmbeddedBroker:
         """Async :meth:`start`: spawning is quick, every wait is an anyio sleep or probe."""
         if self.running:
             raise RuntimeError(f"{self!r} is already running")
-        if self.durable and self.s3 is None:
+        own_s3 = self.durable and self.s3 is None
+        if own_s3:
             self.s3 = LocalS3()
-        if self.s3 is not None:
-            await self.s3.astart()
-        attempt = 0
         try:
+            if self.s3 is not None:
+                await self.s3.astart()
             with anyio.fail_after(self.startup_timeout):
-                while True:
-                    port = self._next_port()
-                    proc = self._spawn(port)
-                    while proc.poll() is None:
-                        # Alive after the probe too: the answer may have come from another
-                        # broker on the port while this one is dying of AddrInUse.
-                        if await _wire.aprobe(self._probe_addr(port)) and proc.poll() is None:
-                            self._port = port
-                            self._starts_ok += 1
-                            return self
-                        await anyio.sleep(_PROBE_INTERVAL)
-                    self._proc = None
-                    await _procs.kill_async(proc)
-                    if not self._may_retry_port(attempt):
-                        raise self._start_failed(f"exited with status {proc.returncode}")
-                    attempt += 1
-        except TimeoutError:
+                await self._astart_broker()
+        except BaseException as exc:
+            # Failed, timed out or cancelled mid-start: leave nothing behind that this call
+            # started (akill and astop are shielded).
             await self.akill()
-            raise self._start_failed(f"not ready within {self.startup_timeout} s") from None
-        except BaseException:
-            # Cancelled (or failed) mid-start: leave no half-started child behind.
-            await self.akill()
+            if own_s3 and self.s3 is not None:
+                s3, self.s3 = self.s3, None
+                await s3.astop()
+            if isinstance(exc, TimeoutError):
+                raise self._start_failed(f"not ready within {self.startup_timeout} s") from None
             raise
+        return self
+
+    async def _astart_broker(self) -> None:
+        attempt = 0
+        while True:
+            port = self._next_port()
+            proc = self._spawn(port)
+            while proc.poll() is None:
+                # See _start_broker on why liveness is checked after the probe.
+                if await _wire.aprobe(self._probe_addr(port)) and proc.poll() is None:
+                    self._port = port
+                    self._starts_ok += 1
+                    return
+                await anyio.sleep(_PROBE_INTERVAL)
+            self._proc = None
+            await _procs.kill_async(proc)
+            if not self._may_retry_port(attempt):
+                raise self._start_failed(f"exited with status {proc.returncode}")
+            attempt += 1
 
     async def astop(self) -> None:
         """Async :meth:`stop` (shielded: a cancelled caller still stops the processes)."""
@@ -503,7 +521,7 @@ class EmbeddedBroker:
             self._close_log()
 
     async def akill(self) -> None:
-        """Async :meth:`kill`."""
+        """Async :meth:`kill` (shielded, like every cleanup)."""
         if self._proc is not None:
             proc, self._proc = self._proc, None
             await _procs.kill_async(proc)

@@ -7,8 +7,9 @@ test suite once the package is installed:
     Bootstrap servers (``"host:port"``) of a real broker, shared by the whole session:
 
     * ``$KAFKA_BOOTSTRAP_SERVERS`` when set (any Kafka-compatible broker you run);
-    * else, with ``KAFKA_TESTCONTAINERS=1``, an Apache Kafka container started through
-      testcontainers (the test is skipped, with the reason, if Docker is not reachable);
+    * else, with ``KAFKA_TESTCONTAINERS=1``, a Kafka container (KRaft mode) started through
+      testcontainers, image ``$KAFKA_TESTCONTAINERS_IMAGE`` or ``confluentinc/cp-kafka:7.6.0``
+      (tests that use it are skipped, with the reason, when Docker is not reachable);
     * else an :class:`~kafka_async.testing.EmbeddedBroker` (Tansu, in-memory) started once.
 
 ``embedded_broker`` (function scope) -> ``EmbeddedBroker``
@@ -55,7 +56,7 @@ _TOPIC_COUNTER = itertools.count()
 def _testcontainers_kafka() -> Iterator[str]:
     try:
         import docker  # type: ignore[import-untyped]
-        from testcontainers.kafka import KafkaContainer
+        from testcontainers.community.kafka import KafkaContainer
     except ImportError as exc:
         pytest.skip(f"KAFKA_TESTCONTAINERS=1 but testcontainers is not installed: {exc}")
     try:
@@ -63,7 +64,8 @@ def _testcontainers_kafka() -> Iterator[str]:
     except Exception as exc:  # any failure to reach Docker means: skip, with the reason
         pytest.skip(f"KAFKA_TESTCONTAINERS=1 but Docker is not reachable: {exc}")
     image = os.environ.get("KAFKA_TESTCONTAINERS_IMAGE", "confluentinc/cp-kafka:7.6.0")
-    container = KafkaContainer(image)
+    # KRaft: one container, no ZooKeeper, as on current Kafka.
+    container = KafkaContainer(image).with_kraft()
     with container:
         yield str(container.get_bootstrap_server())
 

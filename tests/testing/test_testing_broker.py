@@ -256,3 +256,38 @@ def test_no_orphan_when_owner_is_sigkilled() -> None:
         proc.kill()
         proc.wait(10)
     assert _wait_gone(pid), "broker outlived its SIGKILLed owner"
+
+
+def _fake_binary(tmp_path: Path, script: str) -> str:
+    path = tmp_path / "fake-tansu"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_silent_binary_times_out_and_is_killed(tmp_path: Path) -> None:
+    before = set(_procs.live_pids())
+    broker = EmbeddedBroker(binary=_fake_binary(tmp_path, "exec sleep 60\n"), startup_timeout=0.5)
+    start = time.monotonic()
+    with pytest.raises(BrokerStartError, match="not ready within"):
+        broker.start()
+    assert time.monotonic() - start < 5
+    assert set(_procs.live_pids()) == before
+
+
+@pytest.mark.anyio
+async def test_silent_binary_times_out_async(tmp_path: Path) -> None:
+    before = set(_procs.live_pids())
+    broker = EmbeddedBroker(binary=_fake_binary(tmp_path, "exec sleep 60\n"), startup_timeout=0.5)
+    with pytest.raises(BrokerStartError, match="not ready within"):
+        await broker.astart()
+    assert set(_procs.live_pids()) == before
+
+
+def test_failed_durable_start_stops_its_s3_server(tmp_path: Path) -> None:
+    before = set(_procs.live_pids())
+    broker = EmbeddedBroker(durable=True, binary=_fake_binary(tmp_path, "exit 3\n"))
+    with pytest.raises(BrokerStartError, match="exited"):
+        broker.start()
+    assert broker.s3 is None
+    assert set(_procs.live_pids()) == before
