@@ -169,7 +169,11 @@ class ClusterClient:
             raise
 
     async def close(self) -> None:
-        """Stop background work and close every connection. Never hangs."""
+        """Stop background work and close every connection. Never hangs.
+
+        Like any anyio task group owner, call it from the task that called :meth:`start`,
+        outside any task group opened after ``start`` (``async with`` does this for you).
+        """
         await self._exit(None, None, None)
 
     async def _exit(
@@ -186,9 +190,12 @@ class ClusterClient:
         stack, self._stack = self._stack, None
         if stack is None:
             return None
-        # Not wrapped in a shielded scope: the task groups on the stack must be exited in
-        # the scope they were entered in. The pool shields its own socket closing.
-        return await stack.__aexit__(exc_type, exc, tb)
+        # The caller's exception is not passed into the task groups: they hold only our
+        # background tasks (cancelled above), and anyio would wrap it in an ExceptionGroup.
+        # Not wrapped in a shielded scope either: the task groups on the stack must be
+        # exited in the scope they were entered in. The pool shields its own closing.
+        await stack.__aexit__(None, None, None)
+        return None
 
     def _check_open(self) -> anyio.abc.TaskGroup:
         if self._closed or self._tg is None:
@@ -271,6 +278,9 @@ class ClusterClient:
             )
         except Exception as exc:
             refresh.error = exc
+        except BaseException:
+            refresh.error = ClientClosedError("the cluster client closed during a refresh")
+            raise
         finally:
             if refresh.error is not None:
                 self._refresh_failures += 1
@@ -588,6 +598,9 @@ class ClusterClient:
             )
         except Exception as exc:
             lookup.error = exc
+        except BaseException:
+            lookup.error = ClientClosedError("the cluster client closed during the lookup")
+            raise
         finally:
             if self._lookups.get(ck) is lookup:
                 del self._lookups[ck]

@@ -62,6 +62,7 @@ from ..errors import (
     KafkaTimeoutError,
     ProtocolDecodeError,
     ResponseTooLargeError,
+    UnsupportedFieldError,
     raise_for_code,
 )
 from ..protocol import headers
@@ -286,7 +287,10 @@ class BrokerConnection:
     ) -> bool | None:
         await self.close()
         assert self._own_tg is not None
-        return await self._own_tg.__aexit__(exc_type, exc, tb)
+        # The private group only holds our reader (ended by close()); keeping the caller's
+        # exception out of it avoids wrapping that in an ExceptionGroup.
+        await self._own_tg.__aexit__(None, None, None)
+        return None
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect, negotiate, report started, then read responses until closed."""
@@ -464,6 +468,14 @@ class BrokerConnection:
             raise KafkaConnectionError(
                 f"{self.address}: connection is {self._state}"
                 + (f" ({self._close_reason})" if self._close_reason else "")
+            )
+        if version not in api.versions:
+            raise UnsupportedFieldError(f"{api.name} has no version {version} ({api.versions})")
+        broker = self._api_versions.get(api.key)
+        if broker is not None and not broker[0] <= version <= broker[1]:
+            raise IncompatibleBrokerVersionError(
+                f"{self.address}: broker supports {api.name} {broker[0]}-{broker[1]}, "
+                f"not v{version}"
             )
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF

@@ -180,6 +180,26 @@ class PoolState:
             self.addresses[node] = addr
         return to_close
 
+    def adopt_bootstrap(self) -> list[BrokerConnection]:
+        """Once brokers are known, hand each idle bootstrap connection to the broker at the
+        same address (saving a connect), and return the others for closing."""
+        by_addr = {addr: node for node, addr in self.addresses.items() if node >= 0}
+        to_close: list[BrokerConnection] = []
+        for key in [k for k in self.slots if k[0] < 0]:
+            slot = self.slots[key]
+            conn = slot.conn
+            if conn is None or slot.pending is not None or conn.in_flight:
+                continue
+            del self.slots[key]
+            node = by_addr.get(self.addresses.get(key[0], ("", -1)))
+            target = None if node is None else (node, key[1])
+            if target is not None and target not in self.slots and conn.ready:
+                conn.node_id = target[0]
+                self.slots[target] = _Slot(conn=conn)
+            else:
+                to_close.append(conn)
+        return to_close
+
     def _drop_node(self, node: int) -> list[BrokerConnection]:
         dropped = []
         for key in [k for k in self.slots if k[0] == node]:
@@ -311,7 +331,10 @@ class ConnectionPool:
     ) -> bool | None:
         await self.close()
         assert self._tg is not None
-        return await self._tg.__aexit__(exc_type, exc, tb)
+        # Only our own background tasks live in the group (cancelled by close()); keep the
+        # caller's exception out of it so it is not wrapped in an ExceptionGroup.
+        await self._tg.__aexit__(None, None, None)
+        return None
 
     async def close(self) -> None:
         """Close every connection and stop background work. Never hangs."""
@@ -342,9 +365,14 @@ class ConnectionPool:
         """Set node id -> (host, port) from metadata (``replace=False`` adds/updates only).
 
         Connections to a node whose address changed or that left the cluster are closed.
+        With ``replace``, idle bootstrap connections are reused for the broker at the same
+        address or closed.
         """
         for conn in self._state.set_addresses(brokers, replace=replace):
             self._close_soon(conn)
+        if replace and self.known_nodes:
+            for conn in self._state.adopt_bootstrap():
+                self._close_soon(conn)
 
     def address(self, node_id: int) -> tuple[str, int] | None:
         return self._state.addresses.get(node_id)
@@ -408,6 +436,8 @@ class ConnectionPool:
             else:
                 done = plan.done
             await done.wait()
+            if self._closed:
+                raise ClientClosedError("the connection pool closed while connecting")
             outcome = self._state.outcome(key)
             if isinstance(outcome, BrokerConnection):
                 return outcome

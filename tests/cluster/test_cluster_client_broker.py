@@ -18,6 +18,7 @@ import pytest
 
 from kafka_async.cluster import ClusterClient
 from kafka_async.errors import (
+    ClientClosedError,
     KafkaConnectionError,
     KafkaTimeoutError,
     NoBrokersAvailableError,
@@ -108,6 +109,24 @@ async def test_requested_update_runs_in_the_background(kafka_broker: str) -> Non
         c.request_metadata_update()
         md = await c.wait_for_metadata_update(timeout=5)
         assert md.generation > gen
+
+
+async def test_closing_the_client_fails_its_waiters_with_client_closed(kafka_broker: str) -> None:
+    outcome: list[BaseException] = []
+
+    async def wait_forever(c: ClusterClient) -> None:
+        try:
+            await c.wait_for_topic(_name("never"), timeout=30)
+        except ClientClosedError as exc:
+            outcome.append(exc)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg, client(kafka_broker, retry_backoff_ms=20) as c:
+            tg.start_soon(wait_forever, c)
+            await anyio.sleep(0.2)
+    assert len(outcome) == 1
+    with pytest.raises(ClientClosedError):
+        await c.refresh_metadata()
 
 
 async def test_coordinator_lookup_is_cached_and_invalidated(kafka_broker: str) -> None:

@@ -138,6 +138,11 @@ async def test_negotiates_highest_common_versions() -> None:
             conn.version_for(CREATE_TOPICS)
         resp = await conn.request(METADATA, md_body("3"))
         assert [b.node_id for b in resp.brokers] == [3]
+        with pytest.raises(IncompatibleBrokerVersionError, match="v9"):
+            await conn.request(METADATA, md_body("3"), version=9)
+        with pytest.raises(UnsupportedFieldError, match="no version 99"):
+            await conn.request(METADATA, md_body("3"), version=99)
+        assert (await conn.request(METADATA, md_body("4"), version=1)).brokers[0].node_id == 4
 
 
 async def test_api_versions_falls_back_to_the_version_the_broker_lists() -> None:

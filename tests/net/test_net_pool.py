@@ -261,3 +261,19 @@ async def test_close_closes_everything_and_refuses_new_work() -> None:
         assert all(c.closed for c in conns)
         with pytest.raises(ClientClosedError):
             await pool.get(1, "group")
+
+
+@pytest.mark.anyio
+async def test_bootstrap_connections_are_adopted_by_the_broker_at_that_address() -> None:
+    st = PoolState(ExponentialBackoff(0.1, 1.0))
+    st.set_addresses({-1: ("a", 1), -2: ("z", 9)}, replace=False)
+    same, other, busy = _Conn(), _Conn(), _Conn(in_flight=1)
+    st.connected((-1, "default"), same)  # type: ignore[arg-type]
+    st.connected((-2, "default"), other)  # type: ignore[arg-type]
+    st.connected((-2, "fetch"), busy)  # type: ignore[arg-type]
+    st.set_addresses({7: ("a", 1)}, replace=True)
+    to_close = st.adopt_bootstrap()
+    assert st.connection((7, "default")) is same
+    assert same.node_id == 7  # type: ignore[attr-defined]
+    assert to_close == [other]  # no broker at z:9
+    assert st.connection((-2, "fetch")) is busy  # in use: left alone for now
