@@ -120,6 +120,10 @@ def decode_records(
             if b < 0x80:
                 off_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := buf[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 off_delta, pos = _varint(buf, pos, rec_end)
             b = buf[pos]
@@ -222,15 +226,16 @@ def _headers(buf: bytes, pos: int, rec_end: int) -> tuple[tuple[Header, ...], in
 # Encoding
 # --------------------------------------------------------------------------------------------
 
-# Zigzag varints of small values, precomputed: most deltas and lengths are below 64.
-_SMALL = {n: bytes([((n << 1) ^ (n >> 63)) & 0xFF]) for n in range(-64, 64)}
+# One-byte zigzag varints (values -64..63, most deltas and lengths), indexed by zigzag value.
+_ONE_BYTE = [bytes([z]) for z in range(0x80)]
 
 
 def _zigzag(n: int) -> bytes:
-    small = _SMALL.get(n)
-    if small is not None:
-        return small
-    raw = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
+    raw = (n << 1) if n >= 0 else ((-n) << 1) - 1
+    if raw < 0x80:
+        return _ONE_BYTE[raw]
+    if raw < 0x4000:
+        return bytes(((raw & 0x7F) | 0x80, raw >> 7))
     out = bytearray()
     while raw > 0x7F:
         out.append((raw & 0x7F) | 0x80)
