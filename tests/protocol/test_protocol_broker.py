@@ -114,7 +114,7 @@ def _produce(conn: RawConnection, version: int, topic: str, value: bytes) -> Any
 
 def test_produce_then_fetch_every_version(conn: RawConnection, new_topic: Any) -> None:
     topic = new_topic(1)
-    produced = []
+    produced: list[bytes] = []
     # v0-2 carry only the legacy message format; RecordBatch v2 needs Produce v3+.
     for v in conn.versions(PRODUCE, lowest=3):
         value = f"value-v{v}".encode()
