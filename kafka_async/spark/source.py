@@ -65,7 +65,7 @@ def _read(opts: SourceOptions, partition: Any) -> Iterator[Any]:
     return kafka_io.read_range(opts, rng)
 
 
-class KafkaBatchReader(DataSourceReader):  # type: ignore[misc]
+class KafkaBatchReader(DataSourceReader):  # type: ignore[misc,unused-ignore]
     """Plans one task per offset range on the driver; each task reads its range."""
 
     def __init__(self, options: SourceOptions) -> None:
@@ -78,7 +78,7 @@ class KafkaBatchReader(DataSourceReader):  # type: ignore[misc]
         return _read(self.options, partition)
 
 
-class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc,unused-ignore]
     """Micro-batch reads with admission control (maxOffsetsPerTrigger) and AvailableNow."""
 
     def __init__(self, options: SourceOptions) -> None:
@@ -129,13 +129,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
 
 
 @dataclass
-class KafkaCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+class KafkaCommitMessage(WriterCommitMessage):  # type: ignore[misc,unused-ignore]
     """What a write task reports: how many records it produced and saw acknowledged."""
 
     records: int
 
 
-class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc]
+class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc,unused-ignore]
     """One idempotent producer per task; the task succeeds only once every record is acked."""
 
     def __init__(self, options: SinkOptions) -> None:
@@ -144,15 +144,15 @@ class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc]
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
 
-    def commit(self, messages: list[KafkaCommitMessage | None]) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         return None
 
-    def abort(self, messages: list[KafkaCommitMessage | None]) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # Records of tasks that finished are in Kafka already: the sink is at-least-once.
         return None
 
 
-class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ignore]
     """The streaming sink: the same per-task producer, per micro-batch."""
 
     def __init__(self, options: SinkOptions) -> None:
@@ -161,10 +161,10 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
 
-    def commit(self, messages: list[KafkaCommitMessage | None], batchId: int) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         return None
 
-    def abort(self, messages: list[KafkaCommitMessage | None], batchId: int) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         return None
 
 
@@ -174,7 +174,7 @@ def _sink_options(schema: Any, options: Any) -> SinkOptions:
     return opts
 
 
-class KafkaDataSource(DataSource):  # type: ignore[misc]
+class KafkaDataSource(DataSource):  # type: ignore[misc,unused-ignore]
     """The ``kafka_async`` format: Spark's Kafka source and sink options and columns."""
 
     @classmethod
