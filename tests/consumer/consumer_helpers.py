@@ -1,0 +1,63 @@
+"""Helpers for the consumer's integration tests (producing with librdkafka, fast groups)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka import Producer as RdProducer
+
+#: Tansu holds a JoinGroup for about half the session timeout before it completes the
+#: round, so tests use a short session to keep rebalances around a second.
+FAST_GROUP: dict[str, Any] = {
+    "session_timeout_ms": 2_000,
+    "heartbeat_interval_ms": 300,
+    "auto_offset_reset": "earliest",
+}
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    count: int,
+    *,
+    partitions: int = 1,
+    value_size: int = 20,
+    compression: str = "none",
+    start: int = 0,
+    headers: bool = False,
+    timestamp_ms: int | None = None,
+) -> dict[int, list[tuple[bytes, bytes]]]:
+    """Produce ``count`` records round-robin over ``partitions`` with librdkafka; keys are
+    the record numbers. Returns what each partition should hold, in order."""
+    p = RdProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            "compression.codec": compression,
+            "enable.idempotence": False,
+        }
+    )
+    expected: dict[int, list[tuple[bytes, bytes]]] = {i: [] for i in range(partitions)}
+    errors: list[Any] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        if err is not None:
+            errors.append(err)
+
+    for i in range(start, start + count):
+        key = str(i).encode()
+        value = (key + b":" + b"v" * value_size)[: max(value_size, len(key) + 1)]
+        part = i % partitions
+        kwargs: dict[str, Any] = {}
+        if headers:
+            kwargs["headers"] = [("n", key), ("empty", b"")]
+        if timestamp_ms is not None:
+            kwargs["timestamp"] = timestamp_ms
+        p.produce(topic, key=key, value=value, partition=part, on_delivery=on_delivery, **kwargs)
+        expected[part].append((key, value))
+        if i % 5000 == 0:
+            p.poll(0)
+    left = p.flush(60)
+    assert left == 0, f"{left} records not delivered"
+    assert not errors, errors[:3]
+    return expected
