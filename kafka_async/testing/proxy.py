@@ -263,13 +263,17 @@ class FaultProxy:
 
     # -- running in a thread of its own ------------------------------------------------------
 
-    def start_in_thread(self) -> FaultProxy:
-        """Run the proxy in a background thread's event loop until :meth:`stop_thread`."""
+    def start_in_thread(self, backend: str = "asyncio") -> FaultProxy:
+        """Run the proxy in a background thread's event loop until :meth:`stop_thread`.
+
+        ``backend`` is the anyio backend of that loop (``"asyncio"`` or ``"trio"``); it is
+        independent of whatever loop the caller runs.
+        """
         if self._thread_stack is not None:
             raise RuntimeError("the proxy already runs in a thread")
         stack = contextlib.ExitStack()
         try:
-            self._portal = stack.enter_context(start_blocking_portal())
+            self._portal = stack.enter_context(start_blocking_portal(backend))
             stack.enter_context(self._portal.wrap_async_context_manager(self))
         except BaseException:
             stack.close()
@@ -288,9 +292,9 @@ class FaultProxy:
                 self._portal = None
 
     @contextlib.contextmanager
-    def in_thread(self) -> Iterator[FaultProxy]:
+    def in_thread(self, backend: str = "asyncio") -> Iterator[FaultProxy]:
         """``with proxy.in_thread():`` runs it in a background thread for the block."""
-        self.start_in_thread()
+        self.start_in_thread(backend)
         try:
             yield self
         finally:

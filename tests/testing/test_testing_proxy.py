@@ -449,3 +449,26 @@ def test_proxied_durable_broker_survives_kill(proxied_broker: ProxiedBroker) -> 
         _wire.request(pb.bootstrap_servers, API_VERSIONS, {}, version=0, timeout=2)
     pb.broker.start()
     assert topic_partitions(pb.bootstrap_servers, "kept") == 2
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_threaded_proxy_resets_on_either_backend(
+    shared_broker: tuple[EmbeddedBroker, FaultProxy], backend: str
+) -> None:
+    broker, _ = shared_broker
+    own = FaultProxy("127.0.0.1", broker.port)
+    with own.in_thread(backend):
+        client = RawClient(own.address)
+        try:
+            client.send(1)
+            assert client.recv_cid() == 1
+            assert own.reset_connections() == 1
+            _, how = client.read_until_closed()
+            assert isinstance(how, ConnectionResetError), how
+        finally:
+            client.close()
+        own.rewrite_error(18, 35)
+        assert _wire.request(own.address, API_VERSIONS, {}, version=3).error_code == 35
+        address = own.address
+    with pytest.raises(KafkaConnectionError):
+        _wire.request(address, API_VERSIONS, {}, version=0, timeout=1)
