@@ -13,7 +13,6 @@ setup(
             "kafka_async.records._speedups",
             sources=["kafka_async/records/_speedups.c"],
             optional=True,
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         )
     ]
 )

@@ -14,6 +14,7 @@ it while some old Java readers do not read raw blocks.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Callable
 
@@ -106,15 +107,30 @@ def _lz4_compress(data: bytes | bytearray | memoryview, level: int | None) -> by
     )
 
 
-_ZSTD_COMPRESSORS: dict[int, _zstd.ZstdCompressor] = {}
+# zstd contexts are costly to create and must not be shared between threads (batches may be
+# built or decoded in worker threads), so each thread keeps its own.
+_ZSTD_LOCAL = threading.local()
+
+
+def _zstd_compressor(level: int) -> _zstd.ZstdCompressor:
+    cache: dict[int, _zstd.ZstdCompressor] | None = getattr(_ZSTD_LOCAL, "compressors", None)
+    if cache is None:
+        cache = _ZSTD_LOCAL.compressors = {}
+    cctx = cache.get(level)
+    if cctx is None:
+        cctx = cache[level] = _zstd.ZstdCompressor(level=level)
+    return cctx
+
+
+def _zstd_decompressor() -> _zstd.ZstdDecompressor:
+    dctx: _zstd.ZstdDecompressor | None = getattr(_ZSTD_LOCAL, "decompressor", None)
+    if dctx is None:
+        dctx = _ZSTD_LOCAL.decompressor = _zstd.ZstdDecompressor()
+    return dctx
 
 
 def _zstd_compress(data: bytes | bytearray | memoryview, level: int | None) -> bytes:
-    lvl = 3 if level is None else level
-    cctx = _ZSTD_COMPRESSORS.get(lvl)
-    if cctx is None:
-        cctx = _ZSTD_COMPRESSORS[lvl] = _zstd.ZstdCompressor(level=lvl)
-    return bytes(cctx.compress(data))
+    return bytes(_zstd_compressor(3 if level is None else level).compress(data))
 
 
 _COMPRESSORS: dict[int, Callable[[bytes | bytearray | memoryview, int | None], bytes]] = {
@@ -253,16 +269,14 @@ def _lz4_decompress(data: memoryview, max_size: int) -> bytes:
     return b"".join(parts)
 
 
-_ZSTD_DCTX = _zstd.ZstdDecompressor()
-
-
 def _zstd_decompress(data: memoryview, max_size: int) -> bytes:
     parts: list[bytes] = []
     total = 0
     pending = bytes(data)
+    dctx = _zstd_decompressor()
     try:
         while pending:
-            d = _ZSTD_DCTX.decompressobj()
+            d = dctx.decompressobj()
             pos = 0
             n = len(pending)
             # zstd refuses to produce more than a frame's declared content size, and one

@@ -206,3 +206,16 @@ def test_zstd_declared_content_size() -> None:
     frame[5:9] = (1000).to_bytes(4, "little")
     with pytest.raises(CorruptRecordError):
         c.decompress(c.ZSTD, bytes(frame))
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_codecs_from_many_threads(codec: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    inputs = [sample(20_000 + i * 1000) for i in range(16)]
+
+    def work(data: bytes) -> bool:
+        return all(c.decompress(codec, c.compress(codec, data)) == data for _ in range(10))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(work, inputs))
