@@ -47,6 +47,7 @@ class Versions:
 
     @classmethod
     def parse(cls, spec: str | Versions | None) -> Versions:
+        """Parse Kafka's notation: ``"3+"``, ``"0-4"``, ``"7"`` or ``"none"``."""
         if isinstance(spec, Versions):
             return spec
         if spec is None or spec == "none":
@@ -107,6 +108,8 @@ class Type:
 
 
 class Primitive(Type):
+    """A wire type with a fixed codec: integers, bool, float64, uuid, string, bytes, records."""
+
     def __init__(
         self,
         name: str,
@@ -292,6 +295,7 @@ class Field:
         self.default = default
 
     def make_default(self) -> Any:
+        """A fresh default value (never shared between messages, so lists can be mutated)."""
         if self.default is not ...:
             return list(self.default) if isinstance(self.default, list) else self.default
         if isinstance(self.type, StructDef):
@@ -315,6 +319,7 @@ def f(
 
 
 def array(elem: Type | StructDef) -> Array:
+    """``[]elem``: an array of a primitive type or of a struct."""
     return Array(elem)
 
 
@@ -429,6 +434,7 @@ class StructDef:
     # -- compilation -------------------------------------------------------------------------
 
     def encoder_for(self, version: int, flexible: bool) -> Encoder:
+        """The compiled encoder of this struct at ``version`` (cached)."""
         key = (version, flexible)
         enc = self._enc.get(key)
         if enc is None:
@@ -437,6 +443,7 @@ class StructDef:
         return enc
 
     def decoder_for(self, version: int, flexible: bool) -> Decoder:
+        """The compiled decoder of this struct at ``version`` (cached)."""
         key = (version, flexible)
         dec = self._dec.get(key)
         if dec is None:
@@ -558,15 +565,18 @@ def _make_init(sd: StructDef) -> Callable[..., None]:
         expr = _default_expr(fld, bind)
         if expr.startswith("_d") and expr[2:].isdigit():
             params.append(f"{fld.name}={expr}")
-            body.append(f"    self.{fld.name} = {fld.name}")
+            body.append(f"    __self.{fld.name} = {fld.name}")
         else:
             params.append(f"{fld.name}={missing}")
-            body.append(f"    self.{fld.name} = {expr} if {fld.name} is {missing} else {fld.name}")
-    sig = ", ".join(["self", "*", *params, "**extra"]) if params else "self, **extra"
+            body.append(
+                f"    __self.{fld.name} = {expr} if {fld.name} is {missing} else {fld.name}"
+            )
+    # Dunder names for self and the catch-all, so that no field name can collide with them.
+    sig = ", ".join(["__self", "*", *params, "**__extra"]) if params else "__self, **__extra"
     lines = [
         f"def __init__({sig}):",
-        "    if extra:",
-        f"        {bind(_raise_kwargs)}({sd.name!r}, extra)",
+        "    if __extra:",
+        f"        {bind(_raise_kwargs)}({sd.name!r}, __extra)",
     ]
     lines += body
     code = compile("\n".join(lines) + "\n", f"<{sd.name} __init__>", "exec")
@@ -812,6 +822,7 @@ class _CodeGen:
 
 
 def struct(name: str, fields: Sequence[Field]) -> StructDef:
+    """A named struct: usable as a field type directly or inside ``array(...)``."""
     return StructDef(name, fields)
 
 
@@ -865,6 +876,7 @@ class Api:
         return version in self.flexible
 
     def is_flexible(self, version: int) -> bool:
+        """Whether ``version`` uses compact encodings and tagged fields."""
         return version in self.flexible
 
     # The four codecs. Requests are encoded by clients and decoded by (fake) brokers.
@@ -874,6 +886,7 @@ class Api:
         return _encode(self.request, version, self._check(version), body)
 
     def decode_request(self, version: int, data: bytes | bytearray | memoryview | Reader) -> Any:
+        """Decode a request body (fake brokers and tests)."""
         r = data if isinstance(data, Reader) else Reader(data)
         return self.request.decoder_for(version, self._check(version))(r)
 
@@ -882,13 +895,16 @@ class Api:
         return _encode(self.response, version, self._check(version), body)
 
     def decode_response(self, version: int, data: bytes | bytearray | memoryview | Reader) -> Any:
+        """Decode a response body; raises ``ProtocolDecodeError`` on malformed input."""
         r = data if isinstance(data, Reader) else Reader(data)
         return self.response.decoder_for(version, self._check(version))(r)
 
-    def Request(self, **kwargs: Any) -> Any:
+    def Request(self, /, **kwargs: Any) -> Any:
+        """A request value with fields given by keyword; the others hold their defaults."""
         return self.request.cls(**kwargs)
 
-    def Response(self, **kwargs: Any) -> Any:
+    def Response(self, /, **kwargs: Any) -> Any:
+        """A response value with fields given by keyword (fake brokers and tests)."""
         return self.response.cls(**kwargs)
 
     def __repr__(self) -> str:

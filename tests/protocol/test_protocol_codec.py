@@ -449,6 +449,32 @@ def test_ignorable_field_absent_from_version_is_dropped() -> None:
     assert API_VERSIONS.encode_request(2, {"client_software_name": "x"}) == bytearray()
 
 
+def test_struct_given_as_dict_is_compared_with_its_defaults() -> None:
+    base = {"max_wait_ms": 10, "min_bytes": 1, "topics": []}
+    # replica_state exists from v15 only and is not ignorable; a dict restating its defaults
+    # is as good as leaving it out, a dict with a real value is refused.
+    same = FETCH.encode_request(14, {**base, "replica_state": {"replica_id": -1}})
+    assert same == FETCH.encode_request(14, base)
+    with pytest.raises(UnsupportedFieldError, match="replica_state"):
+        FETCH.encode_request(14, {**base, "replica_state": {"replica_id": 5}})
+
+
+def test_fields_named_like_codec_locals() -> None:
+    odd = Api(
+        9998,
+        "OddNames",
+        "0-1",
+        "1+",
+        request=[f("self", INT32), f("extra", STRING), f("out", INT64), f("value", INT32)],
+        response=[f("o", INT32), f("r", STRING, nullable="0+"), f("n", array(INT32))],
+    )
+    req = odd.Request(self=1, extra="x", out=2, value=3)
+    for v in (0, 1):
+        assert odd.decode_request(v, odd.encode_request(v, req)) == req
+        resp = odd.Response(o=1, r=None, n=[4, 5])
+        assert odd.decode_response(v, odd.encode_response(v, resp)) == resp
+
+
 def test_unknown_field_name_is_refused() -> None:
     with pytest.raises(UnsupportedFieldError, match="no field"):
         METADATA.encode_request(12, {"topics": None, "nope": 1})
