@@ -3,7 +3,9 @@
 A definition lists fields with the versions they exist in, the versions in which they may be
 null, and (for flexible versions) their tag. From it this module compiles, per version and
 lazily, an encoder and a decoder, so the version is a run-time choice made per connection
-from ApiVersions.
+from ApiVersions. Compiling means generating a small straight-line Python function per
+struct and version (see ``_CodeGen``): the per-request cost of Produce and Fetch is then a
+few microseconds per partition instead of an interpreted walk over field descriptors.
 
 Values are instances of generated slotted classes (one per struct in the schema) with
 attribute access. Encoders also accept plain dicts for any struct, which keeps call sites
@@ -16,6 +18,10 @@ Rules carried over from Kafka's own generator:
 * null is only allowed in a field's nullable versions;
 * in flexible versions strings, bytes and arrays use compact (unsigned varint) lengths, and
   every struct ends with a tagged-field section; unknown tags are skipped on decode.
+
+A value that cannot be encoded at all (an int out of range, a wrong type) raises
+:class:`~kafka_async.errors.ProtocolEncodeError` naming the message; malformed input to a
+decoder raises :class:`~kafka_async.errors.ProtocolDecodeError` and nothing else.
 """
 
 from __future__ import annotations
