@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kafka_async.errors import ProtocolDecodeError, ProtocolEncodeError, UnsupportedFieldError
 from kafka_async.protocol import codec as c
-from kafka_async.protocol.apis import API_VERSIONS, FETCH, METADATA, PRODUCE
+from kafka_async.protocol.apis import ALL_APIS, API_VERSIONS, FETCH, METADATA, PRODUCE
 from kafka_async.protocol.codec import Reader
 from kafka_async.protocol.schema import INT32, INT64, STRING, Api, array, f, struct
 
@@ -417,6 +417,25 @@ def test_random_bytes_raise_only_decode_errors(data: bytes, case: tuple[Api, int
         api.decode_response(version, data)
     except ProtocolDecodeError:
         pass
+
+
+GARBAGE_CASES = [(api, v) for api in ALL_APIS for v in sorted({api.min_version, api.max_version})]
+
+
+@pytest.mark.parametrize(
+    ("api", "version"), GARBAGE_CASES, ids=[f"{a.name}-v{v}" for a, v in GARBAGE_CASES]
+)
+def test_every_decoder_raises_only_decode_errors(api: Api, version: int) -> None:
+    @settings(max_examples=15, deadline=None, database=None)
+    @given(st.binary(max_size=64))
+    def run(data: bytes) -> None:
+        for decode in (api.decode_request, api.decode_response):
+            try:
+                decode(version, data)
+            except ProtocolDecodeError:
+                pass
+
+    run()
 
 
 def test_huge_array_count_fails_fast_without_allocating() -> None:
