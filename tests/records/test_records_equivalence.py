@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_async.errors import KafkaError
 from kafka_async.records import Record, _pure, decode_batches
 from kafka_async.records import batch as batch_mod
 
@@ -154,3 +155,38 @@ def test_batches_round_trip_through_both_implementations(data: list[Any], codec:
     assert [(r.timestamp, r.key, r.value, r.headers) for r in decoded[0]] == [
         (ts, k, v, tuple(h or ())) for ts, k, v, h in data
     ]
+
+
+def _decode_buffer(decoder: Any, data: bytes) -> Any:
+    saved = batch_mod._decode_records
+    batch_mod._decode_records = decoder
+    try:
+        return ("ok", [b.records() for b in decode_batches(data, check_crcs=False)])
+    except Exception as e:  # the type is what must agree
+        return ("error", type(e))
+    finally:
+        batch_mod._decode_records = saved
+
+
+@SETTINGS
+@given(
+    first=rows,
+    second=rows,
+    codec=codecs,
+    edits=st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=3),
+    cut=st.integers(0, 1 << 16),
+)
+def test_damaged_buffers_give_the_same_outcome_in_both(
+    first: list[Any], second: list[Any], codec: str, edits: list[tuple[int, int]], cut: int
+) -> None:
+    assert _speedups is not None
+    data = bytearray(
+        batch_mod.build_batch(first, codec) + batch_mod.build_batch(second, "none", base_offset=50)
+    )
+    for where, byte in edits:
+        data[where % len(data)] = byte
+    buf = bytes(data[: len(data) - cut % len(data)])
+    outcome = _decode_buffer(_speedups.decode_records, buf)
+    assert outcome == _decode_buffer(_pure.decode_records, buf)
+    if outcome[0] == "error":
+        assert issubclass(outcome[1], KafkaError)
