@@ -31,19 +31,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
+def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
+    # Sub-commands repeat the common options so they work before or after the command
+    # name; there the default is SUPPRESS, so an unset sub-command option does not
+    # overwrite a value given before the command name.
+    none: Any = None if top else argparse.SUPPRESS
+    zero: Any = 0 if top else argparse.SUPPRESS
     p.add_argument(
         "-b",
         "--bootstrap-servers",
-        default=None,
+        default=none,
         metavar="HOST:PORT[,...]",
         help="brokers to bootstrap from "
         f"(default: $KAFKA_BOOTSTRAP_SERVERS or {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=zero,
+        help="log the library's activity to stderr (-vv for debug detail)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
-        default=None,
+        default=none,
         metavar="SECONDS",
         help="deadline of each admin request, retries included (default 30)",
     )
@@ -53,14 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used by the tests)."""
     from . import commands as c
 
+    top_common = _Parser(add_help=False)
+    _add_common(top_common, top=True)
     common = _Parser(add_help=False)
-    _add_common(common)
+    _add_common(common, top=False)
 
     parser = _Parser(
         prog="kafka-async",
         description="Talk to Apache Kafka from the terminal: topics, produce, consume, groups, "
         "offsets, benchmarks, and an embedded development broker.",
-        parents=[common],
+        parents=[top_common],
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -273,8 +287,9 @@ def describe_error(exc: BaseException, bootstrap: str) -> str:
         return f"cannot reach the broker at {bootstrap}: {_one_line(exc)}"
     if isinstance(exc, KafkaTimeoutError):
         return f"timed out talking to {bootstrap}: {_one_line(exc)}"
-    if isinstance(exc, UnknownTopicOrPartitionError):
-        return _one_line(exc)
+    if isinstance(exc, UnknownTopicOrPartitionError) and exc.message:
+        # Our own message names the topic; the "[Error 3] ..." prefix adds nothing.
+        return " ".join(exc.message.split())
     if isinstance(exc, KafkaError):
         return _one_line(exc)
     if isinstance(exc, OSError):
@@ -295,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Output()
     debug = bool(os.environ.get("KAFKA_ASYNC_DEBUG"))
+    _setup_logging(getattr(args, "verbose", 0))
     func: CommandFn = args.func
     try:
         import anyio
@@ -333,6 +349,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
     return code
+
+
+def _setup_logging(verbosity: int) -> None:
+    import logging
+
+    logger = logging.getLogger("kafka_async")
+    if verbosity <= 0:
+        # Library warnings (a reconnect, a refresh that failed during shutdown) would
+        # otherwise reach stderr through logging's last-resort handler and clutter output
+        # that scripts parse; the command reports real failures itself.
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
 
 
 def _silence_stdout() -> None:
