@@ -252,7 +252,8 @@ class EmbeddedBroker:
             closed, so a broker with connected clients takes this long to stop; acknowledged
             data is already stored, so a short grace costs nothing.
         extra_args: more command-line arguments for ``tansu broker``.
-        env: extra environment variables for the broker process.
+        env: extra environment variables for the broker process; ``{"RUST_LOG": "debug"}``
+            makes Tansu log every request to :attr:`log_path` (thousands of lines).
         cluster_id: Kafka cluster id (Tansu's default if None).
     """
 
