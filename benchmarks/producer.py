@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -67,6 +68,7 @@ async def _run_kafka_async(args: argparse.Namespace, mode: str) -> None:
     ) as producer:
         await producer.send(args.topic, b"warm-up")
         start = time.perf_counter()
+        cpu0 = time.process_time()
         if mode == "enqueue":
             enqueue = producer.enqueue
             topic = args.topic
@@ -85,6 +87,7 @@ async def _run_kafka_async(args: argparse.Namespace, mode: str) -> None:
                 for w in range(1000):
                     tg.start_soon(worker, w)
         _STATE["elapsed"] = time.perf_counter() - start
+        _STATE["cpu"] = time.process_time() - cpu0
 
 
 async def _run_aiokafka(args: argparse.Namespace) -> None:
@@ -101,6 +104,7 @@ async def _run_aiokafka(args: argparse.Namespace) -> None:
     try:
         await producer.send_and_wait(args.topic, b"warm-up")
         start = time.perf_counter()
+        cpu0 = time.process_time()
         pending = []
         for i in range(args.n):
             pending.append(await producer.send(args.topic, values[i % nv]))
@@ -110,6 +114,7 @@ async def _run_aiokafka(args: argparse.Namespace) -> None:
         await producer.flush()
         await asyncio.gather(*pending)
         _STATE["elapsed"] = time.perf_counter() - start
+        _STATE["cpu"] = time.process_time() - cpu0
     finally:
         await producer.stop()
 
@@ -139,6 +144,7 @@ def _run_confluent(args: argparse.Namespace) -> None:
             errors += 1
 
     start = time.perf_counter()
+    cpu0 = time.process_time()
     produce = producer.produce
     topic = args.topic
     for i in range(args.n):
@@ -152,6 +158,7 @@ def _run_confluent(args: argparse.Namespace) -> None:
             producer.poll(0)
     producer.flush(120)
     _STATE["elapsed"] = time.perf_counter() - start
+    _STATE["cpu"] = time.process_time() - cpu0
     _STATE["errors"] = errors
 
 
@@ -168,11 +175,13 @@ def _run_kafka_python(args: argparse.Namespace) -> None:
     )
     producer.send(args.topic, b"warm-up").get(30)
     start = time.perf_counter()
+    cpu0 = time.process_time()
     send = producer.send
     for i in range(args.n):
         send(args.topic, values[i % nv])
     producer.flush(300)
     _STATE["elapsed"] = time.perf_counter() - start
+    _STATE["cpu"] = time.process_time() - cpu0
     producer.close(10)
 
 
@@ -180,7 +189,6 @@ _STATE: dict[str, Any] = {}
 
 
 def _child(args: argparse.Namespace) -> None:
-    cpu0 = time.process_time()
     client = args.child
     if client in ("kafka_async", "kafka_async_send"):
         import anyio
@@ -196,13 +204,12 @@ def _child(args: argparse.Namespace) -> None:
         _run_kafka_python(args)
     else:
         raise SystemExit(f"unknown client {client}")
-    cpu = time.process_time() - cpu0
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(
         json.dumps(
             {
                 "elapsed": _STATE["elapsed"],
-                "cpu": cpu,
+                "cpu": _STATE["cpu"],
                 "rss_kib": usage.ru_maxrss,
                 "errors": _STATE.get("errors", 0),
             }
@@ -239,32 +246,51 @@ def _latency_consumer(args: argparse.Namespace) -> None:
     lat: list[float] = []
     deadline = time.monotonic() + args.n / 10_000 + 60
     while len(lat) < args.n and time.monotonic() < deadline:
-        for msg in consumer.consume(1000, 0.1):
-            if msg.error() is None and msg.value() and len(msg.value()) >= 8:
-                now = time.time_ns()
-                lat.append((now - int.from_bytes(msg.value()[:8], "big")) / 1e6)
+        # poll() returns as soon as one record is there (consume(n, t) waits for n or t).
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error() is None and msg.value() and len(msg.value()) >= 8:
+            now = time.time_ns()
+            lat.append((now - int.from_bytes(msg.value()[:8], "big")) / 1e6)
     consumer.close()
     print(json.dumps(lat))
 
 
 async def _latency_producer(args: argparse.Namespace, client: str) -> None:
+    """Child: produce at 10,000 records/s; print the send->ack latencies (ms) as JSON."""
     import anyio
+
+    from kafka_async import Producer
 
     interval = 1 / 10_000
     pad = b"x" * 92
-    if client == "kafka_async":
-        from kafka_async import Producer
+    acks: list[float] = []
+    send_stream, receive_stream = anyio.create_memory_object_stream[tuple[int, Any]](math.inf)
 
-        async with Producer(bootstrap_servers=args.bootstrap) as producer:
+    async def collect() -> None:
+        # Deliveries settle in order per partition; awaiting them one by one in a single task
+        # reads each one's ack time without a task per record.
+        async with receive_stream:
+            async for sent_ns, delivery in receive_stream:
+                if not delivery.done():
+                    await delivery
+                acks.append((time.time_ns() - sent_ns) / 1e6)
+
+    async with Producer(bootstrap_servers=args.bootstrap) as producer:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(collect)
             await producer.send(args.topic, b"warm")
             start = time.perf_counter()
-            for i in range(args.n):
-                target = start + i * interval
-                delay = target - time.perf_counter()
-                if delay > 0.001:
-                    await anyio.sleep(delay)
-                await producer.enqueue(args.topic, time.time_ns().to_bytes(8, "big") + pad)
-            await producer.flush()
+            async with send_stream:
+                for i in range(args.n):
+                    target = start + i * interval
+                    delay = target - time.perf_counter()
+                    if delay > 0.001:
+                        await anyio.sleep(delay)
+                    now = time.time_ns()
+                    delivery = await producer.enqueue(args.topic, now.to_bytes(8, "big") + pad)
+                    send_stream.send_nowait((now, delivery))
+        await producer.flush()
+    print(json.dumps(acks))
 
 
 def _run_confluent_latency_producer(args: argparse.Namespace) -> None:
@@ -333,14 +359,24 @@ def measure_latency(
     if line.strip() != "ready":
         consumer.kill()
         raise RuntimeError(f"latency consumer did not start: {line!r}")
-    subprocess.run([*base, "--latency-child", client], check=True, timeout=n / 10_000 + 120)
+    prod = subprocess.run(
+        [*base, "--latency-child", client],
+        check=True,
+        timeout=n / 10_000 + 120,
+        capture_output=True,
+        text=True,
+    )
     out, _ = consumer.communicate(timeout=n / 10_000 + 120)
     lat = json.loads(out.strip().splitlines()[-1])
+    lines = prod.stdout.strip().splitlines()
+    ack = json.loads(lines[-1]) if lines else []
     return {
         "count": len(lat),
         "p50": _percentile(lat, 0.5),
         "p99": _percentile(lat, 0.99),
         "max": max(lat) if lat else float("nan"),
+        "ack_p50": _percentile(ack, 0.5),
+        "ack_p99": _percentile(ack, 0.99),
     }
 
 
@@ -494,11 +530,25 @@ def main(argv: list[str] | None = None) -> None:
                         f"{lat['p50']:.2f}",
                         f"{lat['p99']:.2f}",
                         f"{lat['max']:.1f}",
+                        "-" if math.isnan(lat["ack_p50"]) else f"{lat['ack_p50']:.2f}",
+                        "-" if math.isnan(lat["ack_p99"]) else f"{lat['ack_p99']:.2f}",
                     ]
                 )
             print(f"### end-to-end latency at 10,000 records/s, default linger ({n:,} records)\n")
             print(
-                _table(["producer", "received", "p50 ms", "p99 ms", "max ms"], rows, args.markdown)
+                _table(
+                    [
+                        "producer",
+                        "received",
+                        "p50 ms",
+                        "p99 ms",
+                        "max ms",
+                        "ack p50 ms",
+                        "ack p99 ms",
+                    ],
+                    rows,
+                    args.markdown,
+                )
             )
             print(flush=True)
     finally:
