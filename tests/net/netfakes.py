@@ -33,6 +33,8 @@ class MemoryByteStream(anyio.abc.ByteStream):
         self._receive = receive
         self._pending = b""
         self.closed = False
+        #: While set to an unset Event, send() blocks (simulates a full socket buffer).
+        self.gate: anyio.Event | None = None
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if not self._pending:
@@ -48,6 +50,8 @@ class MemoryByteStream(anyio.abc.ByteStream):
     async def send(self, item: bytes) -> None:
         if self.closed:
             raise anyio.ClosedResourceError
+        if self.gate is not None:
+            await self.gate.wait()
         try:
             await self._send.send(bytes(item))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -177,6 +181,7 @@ class FakeNetwork:
     tg: anyio.abc.TaskGroup
     brokers: dict[tuple[str, int], FakeBroker] = field(default_factory=dict)
     connects: list[tuple[str, int]] = field(default_factory=list)
+    client_streams: list[MemoryByteStream] = field(default_factory=list)
     connect_delay: float = 0.0
 
     async def __call__(self, host: str, port: int, config: ClientConfig) -> anyio.abc.ByteStream:
@@ -187,5 +192,6 @@ class FakeNetwork:
         if broker is None:
             raise ConnectionRefusedError(f"nothing listens on {host}:{port}")
         client, server = memory_stream_pair()
+        self.client_streams.append(client)
         self.tg.start_soon(broker.serve, server)
         return client

@@ -52,11 +52,13 @@ def md_body(*names: str) -> dict[str, Any]:
 
 @asynccontextmanager
 async def connected(
-    broker: FakeBroker | None = None, **cfg: Any
+    broker: FakeBroker | None = None, net_out: list[FakeNetwork] | None = None, **cfg: Any
 ) -> AsyncIterator[tuple[BrokerConnection, FakeBroker, anyio.abc.TaskGroup]]:
     broker = broker or FakeBroker(handlers={3: echo_metadata})
     async with anyio.create_task_group() as tg:
         net = FakeNetwork(tg, brokers={("b", 1): broker})
+        if net_out is not None:
+            net_out.append(net)
         conn = BrokerConnection(
             "b", 1, ClientConfig(bootstrap_servers="b:1", **cfg), stream_factory=net
         )
@@ -175,6 +177,40 @@ async def test_pipelined_requests_get_their_own_responses() -> None:
         assert stats.in_flight == 0
         assert stats.bytes_sent > 0
         assert stats.bytes_received > 0
+
+
+async def test_concurrent_requests_share_socket_writes() -> None:
+    async with connected() as (conn, _, _):
+        before = conn.statistics()
+        async with anyio.create_task_group() as tg:
+            for i in range(50):
+                tg.start_soon(conn.request, METADATA, md_body(str(i)))
+        after = conn.statistics()
+        assert after.requests_sent - before.requests_sent == 50
+        assert after.writes - before.writes < 10
+
+
+async def test_request_that_gives_up_before_being_written_is_taken_back() -> None:
+    nets: list[FakeNetwork] = []
+    async with connected(net_out=nets) as (conn, broker, _):
+        stream = nets[0].client_streams[0]
+        stream.gate = anyio.Event()  # the socket buffer is "full": writes block
+        got: list[int] = []
+
+        async def first() -> None:
+            got.append((await conn.request(METADATA, md_body("1"), timeout=5)).brokers[0].node_id)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            await anyio.wait_all_tasks_blocked()  # first holds the write lock, blocked
+            with pytest.raises(KafkaTimeoutError, match="not sent"):
+                await conn.request(METADATA, md_body("2"), timeout=0.1)
+            assert conn.in_flight == 1  # the second request's waiter was removed again
+            stream.gate.set()
+        assert got == [1]
+        assert conn.ready
+        assert (await conn.request(METADATA, md_body("3"))).brokers[0].node_id == 3
+        assert [r.body.topics[0].name for r in broker.requests] == ["1", "3"]
 
 
 async def test_cancelled_waiter_response_is_read_and_dropped() -> None:
