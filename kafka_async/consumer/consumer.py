@@ -24,7 +24,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -87,6 +87,7 @@ class Consumer(Generic[K, V]):
             request_timeout=cfg.client.request_timeout,
             retry_backoff=cfg.client.retry_backoff_ms / 1000,
         )
+        self._offsets.on_committed = self._on_committed
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._changed)
         self._coordinator: GroupCoordinator | None = None
         if cfg.group_id is not None:
@@ -97,6 +98,7 @@ class Consumer(Generic[K, V]):
                 self._offsets,
                 self._changed,
                 on_revoke=self._on_revoke,
+                committable=self._committable,
             )
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -280,11 +282,27 @@ class Consumer(Generic[K, V]):
         return set(self._subs.topics)
 
     def _on_revoke(self, tps: set[TopicPartition]) -> None:
+        """Partitions are being given up: drop their buffered data. Records already taken
+        by ``async for`` but not yet yielded are put back (the position is rewound to the
+        first of them), so a commit now covers exactly what the application received."""
         if not tps:
             return
         self._fetcher.discard(tps)
         if self._iter:
-            self._iter = deque(r for r in self._iter if r.topic_partition not in tps)
+            rewind: dict[TopicPartition, int] = {}
+            keep: deque[ConsumerRecord[K, V]] = deque()
+            for r in self._iter:
+                tp = r.topic_partition
+                if tp in tps:
+                    rewind.setdefault(tp, r.offset)
+                else:
+                    keep.append(r)
+            self._iter = keep
+            for tp, offset in rewind.items():
+                st = self._subs.assignment.get(tp)
+                if st is not None:
+                    st.position = offset
+                    st.epoch += 1
 
     # -- positions ---------------------------------------------------------------------------
 
@@ -563,16 +581,30 @@ class Consumer(Generic[K, V]):
             normalized[tp] = om
         await self._commit(normalized, self._config.client.request_timeout)
 
-    async def _commit_consumed(self, timeout: float) -> None:  # noqa: ASYNC109
-        offsets = self._committable()
+    async def _commit_consumed(
+        self,
+        timeout: float,  # noqa: ASYNC109 - a deadline
+        *,
+        only_changed: bool = False,
+    ) -> None:
+        def offsets() -> dict[TopicPartition, OffsetAndMetadata]:
+            # Read when the commit's turn comes (see OffsetClient.commit).
+            got = self._committable()
+            if only_changed:
+                got = {
+                    tp: om for tp, om in got.items() if self._last_committed.get(tp) != om.offset
+                }
+            return got
+
         await self._commit(offsets, timeout)
 
     async def _commit(
         self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        offsets: Mapping[TopicPartition, OffsetAndMetadata]
+        | Callable[[], Mapping[TopicPartition, OffsetAndMetadata]],
         timeout: float,  # noqa: ASYNC109 - a deadline
     ) -> None:
-        if not offsets:
+        if not callable(offsets) and not offsets:
             return
         gen, member, instance = -1, "", None
         coordinator = self._coordinator
@@ -591,6 +623,8 @@ class Consumer(Generic[K, V]):
             timeout=timeout,
             on_generation_error=coordinator.on_commit_error if coordinator else None,
         )
+
+    def _on_committed(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         for tp, om in offsets.items():
             self._last_committed[tp] = om.offset
 
@@ -598,19 +632,12 @@ class Consumer(Generic[K, V]):
         interval = self._config.auto_commit_interval_ms / 1000
         while True:
             await anyio.sleep(interval)
-            offsets = {
-                tp: om
-                for tp, om in self._committable().items()
-                if self._last_committed.get(tp) != om.offset
-            }
-            if not offsets:
-                continue
             if self._subs.is_group_managed and (
                 self._coordinator is None or self._coordinator.generation()[0] < 0
             ):
                 continue
             try:
-                await self._commit(offsets, self._config.client.request_timeout)
+                await self._commit_consumed(self._config.client.request_timeout, only_changed=True)
             except KafkaError as exc:
                 log.warning("auto commit failed: %s", exc)
 

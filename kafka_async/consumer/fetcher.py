@@ -389,7 +389,7 @@ class Fetcher:
                     buffer.popleft()
                     self._release(cf)
                     continue
-                if st.paused:
+                if st.paused or st.revoking:
                     # Kept for when the partition resumes, out of the way of the others.
                     skipped.append(buffer.popleft())
                     continue
@@ -461,7 +461,7 @@ class Fetcher:
         metadata = self._client.metadata
         wanted: dict[TopicPartition, PartitionFetch] = {}
         for tp, st in self._subs.assignment.items():
-            if not st.has_position or st.paused or st.position is None:
+            if not st.has_position or st.paused or st.revoking or st.position is None:
                 continue
             if metadata.leader_for(tp) != node_id:
                 continue

@@ -67,6 +67,11 @@ class OffsetClient:
         self._backoff = retry_backoff
         self.commits = 0
         self.commit_failures = 0
+        self._lock = anyio.Lock()
+        #: Called with the offsets after each successful commit.
+        self.on_committed: Callable[[Mapping[TopicPartition, OffsetAndMetadata]], None] | None = (
+            None
+        )
 
     def _need_group(self, what: str) -> str:
         if self.group_id is None:
@@ -160,6 +165,14 @@ class OffsetClient:
                     continue
                 for tp in wanted:
                     result.setdefault(tp, None)
+                log.debug(
+                    "group %s: fetched committed %s",
+                    group,
+                    {
+                        f"{tp.topic}-{tp.partition}": (om.offset if om else None)
+                        for tp, om in result.items()
+                    },
+                )
                 return result
         raise KafkaTimeoutError(
             f"committed offsets not fetched within {deadline:.3f} s"
@@ -168,7 +181,8 @@ class OffsetClient:
 
     async def commit(
         self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        offsets: Mapping[TopicPartition, OffsetAndMetadata]
+        | Callable[[], Mapping[TopicPartition, OffsetAndMetadata]],
         *,
         generation_id: int = -1,
         member_id: str = "",
@@ -180,9 +194,42 @@ class OffsetClient:
         rebalanced (after telling ``on_generation_error`` the code), the broker's typed
         error for other non-retriable failures, ``KafkaTimeoutError`` at the deadline."""
         group = self._need_group("commit()")
-        if not offsets:
-            return
         deadline = self._timeout if timeout is None else timeout
+        # One commit at a time, and a callable's offsets are read only once it is this
+        # commit's turn: otherwise an auto commit computed before a revocation's commit could
+        # land after it and move the committed offset back (records read twice).
+        with anyio.move_on_after(deadline) as scope:
+            await self._lock.acquire()
+        if scope.cancelled_caught:
+            raise KafkaTimeoutError(f"commit not started within {deadline:.3f} s")
+        try:
+            if callable(offsets):
+                offsets = offsets()
+            if offsets:
+                await self._commit_locked(
+                    group,
+                    offsets,
+                    generation_id,
+                    member_id,
+                    group_instance_id,
+                    deadline,
+                    on_generation_error,
+                )
+                if self.on_committed is not None:
+                    self.on_committed(offsets)
+        finally:
+            self._lock.release()
+
+    async def _commit_locked(
+        self,
+        group: str,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        deadline: float,
+        on_generation_error: Callable[[int], None] | None,
+    ) -> None:
 
         def body(version: int) -> dict[str, Any]:
             topics: dict[str, list[dict[str, Any]]] = {}
@@ -242,6 +289,12 @@ class OffsetClient:
                         self.commit_failures += 1
                         raise err
                 if retry is None:
+                    log.debug(
+                        "group %s: committed %s (generation %s)",
+                        group,
+                        {f"{tp.topic}-{tp.partition}": om.offset for tp, om in offsets.items()},
+                        generation_id,
+                    )
                     return
                 if retry.invalid_coordinator:
                     self._coordinator_failed()

@@ -52,6 +52,8 @@ class PartitionState:
     reset_to: int | None = None
     #: Bumped on every seek/reset: fetched data from an older epoch is discarded.
     epoch: int = 0
+    #: Being given up (revocation in progress): no more records are handed out or fetched.
+    revoking: bool = False
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
@@ -247,7 +249,19 @@ class SubscriptionState:
         ]
 
     def fetchable(self) -> list[TopicPartition]:
-        return [tp for tp, st in self.assignment.items() if st.has_position and not st.paused]
+        return [
+            tp
+            for tp, st in self.assignment.items()
+            if st.has_position and not st.paused and not st.revoking
+        ]
+
+    def mark_revoking(self, tps: Iterable[TopicPartition]) -> None:
+        """Freeze partitions about to be given up: their positions stop moving, so the
+        commit made for them covers exactly what the application received."""
+        for tp in tps:
+            st = self.assignment.get(tp)
+            if st is not None:
+                st.revoking = True
 
     def consumed_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """Positions of every assigned partition that has one (what a commit writes)."""

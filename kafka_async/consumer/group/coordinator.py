@@ -122,6 +122,7 @@ class GroupCoordinator:
         changed: Signal,
         *,
         on_revoke: Any = None,
+        committable: Any = None,
     ) -> None:
         assert config.group_id is not None
         self.group_id: str = config.group_id
@@ -133,6 +134,8 @@ class GroupCoordinator:
         #: Called with the revoked partitions before the listener (the consumer discards
         #: their buffered records there).
         self._on_revoke = on_revoke
+        #: The consumer's positions of records actually handed out (what commits write).
+        self._committable = committable or subscriptions.consumed_offsets
         self.assignors: tuple[Assignor, ...] = config.partition_assignment_strategy
         self.membership = GroupMembership(
             protocol=rebalance_protocol(self.assignors),
@@ -434,23 +437,30 @@ class GroupCoordinator:
         if not tps:
             return
         log.info("group %s: revoking %s", self.group_id, sorted(tps))
+        # First stop handing out records of these partitions (and take back any fetched
+        # for the application but not yet returned), so the commit below covers exactly
+        # what the application has seen: nothing is lost, nothing is read twice.
+        self._subs.mark_revoking(tps)
+        if self._on_revoke is not None:
+            self._on_revoke(tps)
         if self._config.enable_auto_commit:
-            offsets = {tp: om for tp, om in self._subs.consumed_offsets().items() if tp in tps}
-            if offsets:
-                try:
-                    await self._offsets.commit(
-                        offsets,
-                        generation_id=generation,
-                        member_id=member,
-                        group_instance_id=self.membership.group_instance_id,
-                        timeout=self._config.client.request_timeout,
-                    )
-                except KafkaError as exc:
-                    # The partitions are given up regardless; records after the last good
-                    # commit will be re-read by their next owner.
-                    log.warning(
-                        "group %s: commit of revoked partitions failed: %s", self.group_id, exc
-                    )
+
+            def offsets() -> dict[TopicPartition, Any]:
+                # Read when the commit's turn comes (see OffsetClient.commit).
+                return {tp: om for tp, om in self._committable().items() if tp in tps}
+
+            try:
+                await self._offsets.commit(
+                    offsets,
+                    generation_id=generation,
+                    member_id=member,
+                    group_instance_id=self.membership.group_instance_id,
+                    timeout=self._config.client.request_timeout,
+                )
+            except KafkaError as exc:
+                # The partitions are given up regardless; records after the last good
+                # commit will be re-read by their next owner.
+                log.warning("group %s: commit on revoke failed: %s", self.group_id, exc)
         await self._call_listener("on_partitions_revoked", tps)
         self._give_up(tps)
 
@@ -458,13 +468,14 @@ class GroupCoordinator:
         if not tps:
             return
         log.warning("group %s: lost %s", self.group_id, sorted(tps))
+        self._subs.mark_revoking(tps)
+        if self._on_revoke is not None:
+            self._on_revoke(tps)
         self._give_up(tps)
         await self._call_listener("on_partitions_lost", tps)
 
     def _give_up(self, tps: set[TopicPartition]) -> None:
         self._subs.remove(tps)
-        if self._on_revoke is not None:
-            self._on_revoke(tps)
         self._changed.notify()
 
     async def _assign(self, tps: set[TopicPartition]) -> None:

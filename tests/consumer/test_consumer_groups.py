@@ -1,0 +1,437 @@
+"""Consumer groups against a real broker: churn, mixed clients, static members, timeouts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from aiokafka import AIOKafkaConsumer
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from consumer_helpers import FAST_GROUP, produce
+
+from kafka_async.consumer import CommitFailedError, Consumer, ConsumerRebalanceListener
+from kafka_async.structs import TopicPartition
+
+pytestmark = pytest.mark.integration
+
+
+class OwnershipCheck:
+    """Shared by all members: fails the test if two members own one partition at once."""
+
+    def __init__(self) -> None:
+        self.owner: dict[TopicPartition, str] = {}
+        self.violations: list[str] = []
+        self.events: list[tuple[str, str, list[TopicPartition]]] = []
+
+    def listener(self, name: str) -> ConsumerRebalanceListener:
+        check = self
+
+        class Listener(ConsumerRebalanceListener):
+            async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+                check.events.append((name, "assigned", sorted(assigned)))
+                for tp in assigned:
+                    other = check.owner.get(tp)
+                    if other is not None and other != name:
+                        check.violations.append(f"{tp} given to {name} while {other} owns it")
+                    check.owner[tp] = name
+
+            async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+                check.events.append((name, "revoked", sorted(revoked)))
+                for tp in revoked:
+                    if check.owner.get(tp) == name:
+                        del check.owner[tp]
+
+        return Listener()
+
+    def crashed(self, name: str) -> None:
+        for tp, owner in list(self.owner.items()):
+            if owner == name:
+                del self.owner[tp]
+
+
+async def run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> None:
+    """3 members, a 4th joins mid-stream, one leaves; every record read exactly once."""
+    check = OwnershipCheck()
+    seen: Counter[tuple[int, int]] = Counter()
+    who: dict[tuple[int, int], list[tuple[str, float]]] = {}
+    group = f"churn-{topic}"
+    done = anyio.Event()
+    stop: dict[str, anyio.Event] = {}
+
+    async def member(name: str, task_status: anyio.abc.TaskStatus[None]) -> None:
+        stop[name] = anyio.Event()
+        async with Consumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            listener=check.listener(name),
+            partition_assignment_strategy=strategy,
+            enable_auto_commit=True,
+            auto_commit_interval_ms=300,
+            **FAST_GROUP,
+        ) as c:
+            task_status.started()
+            while not stop[name].is_set() and not done.is_set():
+                batch = await c.getmany(timeout_ms=100, max_records=max(20, total // 500))
+                for recs in batch.values():
+                    for r in recs:
+                        seen[(r.partition, r.offset)] += 1
+                        if seen[(r.partition, r.offset)] > 1:
+                            who.setdefault((r.partition, r.offset), []).append(
+                                (name, time.monotonic())
+                            )
+                        else:
+                            who[(r.partition, r.offset)] = [(name, time.monotonic())]
+                if len(seen) >= total:
+                    done.set()
+                # Slow consumers, so the joins and leaves happen mid-stream.
+                await anyio.sleep(0.01)
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for name in ("a", "b", "c"):
+                await tg.start(member, name)
+            while len(seen) < total // 4:
+                await anyio.sleep(0.05)
+            await tg.start(member, "d")
+            while len(seen) < total // 2:
+                await anyio.sleep(0.05)
+            stop["b"].set()  # a graceful leave: commits, revokes, LeaveGroup
+            await done.wait()
+    assert not check.violations, check.violations[:5]
+    assert len(seen) == total, f"{total - len(seen)} records never consumed"
+    dupes = [k for k, n in seen.items() if n > 1]
+    assert not dupes, (
+        f"{len(dupes)} records consumed twice, e.g. {dupes[:3]} by {who[dupes[0]]}, "
+        f"events {check.events}"
+    )
+    names = {e[0] for e in check.events if e[1] == "assigned" and e[2]}
+    assert names == {"a", "b", "c", "d"}, check.events
+
+
+@pytest.mark.anyio
+async def test_group_churn_small(kafka_broker: str, new_topic: Callable[..., str]) -> None:
+    topic = new_topic(6)
+    produce(kafka_broker, topic, 10_000, partitions=6)
+    await run_churn(kafka_broker, topic, 10_000, "range")
+
+
+@pytest.mark.anyio
+async def test_group_churn_cooperative(kafka_broker: str, new_topic: Callable[..., str]) -> None:
+    topic = new_topic(6)
+    produce(kafka_broker, topic, 6_000, partitions=6)
+    await run_churn(kafka_broker, topic, 6_000, "cooperative-sticky")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_group_churn_100k(kafka_broker: str, new_topic: Callable[..., str]) -> None:
+    topic = new_topic(6)
+    produce(kafka_broker, topic, 100_000, partitions=6)
+    await run_churn(kafka_broker, topic, 100_000, "range")
+
+
+# -- a crashed member ------------------------------------------------------------------------
+
+_CHILD = r"""
+import json, sys, anyio
+from kafka_async.consumer import Consumer
+bootstrap, topic, group = sys.argv[1:4]
+async def main():
+    async with Consumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                        enable_auto_commit=False, session_timeout_ms=2000,
+                        heartbeat_interval_ms=300, auto_offset_reset="earliest") as c:
+        while True:
+            batch = await c.getmany(timeout_ms=200, max_records=50)
+            for tp, recs in batch.items():
+                for r in recs:
+                    print(json.dumps(["rec", r.partition, r.offset]), flush=True)
+            if batch:
+                await c.commit()
+                for tp, recs in batch.items():
+                    print(json.dumps(["commit", tp.partition, recs[-1].offset + 1]), flush=True)
+            await anyio.sleep(0.02)
+anyio.run(main)
+"""
+
+
+@pytest.mark.anyio
+async def test_crashed_member_partitions_reassigned(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    """A member killed with SIGKILL (no LeaveGroup): its partitions move to the survivor
+    within the session timeout, and only records after its last commit are read twice."""
+    topic = new_topic(4)
+    total = 4000
+    produce(kafka_broker, topic, total, partitions=4)
+    group = f"crash-{topic}"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, kafka_broker, topic, group],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    child_seen: list[tuple[int, int]] = []
+    committed: dict[int, int] = {}
+    seen: Counter[tuple[int, int]] = Counter()
+
+    def read_child() -> None:
+        # Reads to EOF: after the kill, whatever the child printed is still collected.
+        assert child.stdout is not None
+        for line in child.stdout:
+            kind, p, o = json.loads(line)
+            if kind == "rec":
+                child_seen.append((p, o))
+            else:
+                committed[p] = o
+
+    async def consume(c: Consumer, max_records: int) -> None:
+        batch = await c.getmany(timeout_ms=100, max_records=max_records)
+        for recs in batch.values():
+            seen.update((r.partition, r.offset) for r in recs)
+        if batch:
+            await c.commit()
+
+    try:
+        async with (
+            Consumer(
+                topic,
+                bootstrap_servers=kafka_broker,
+                group_id=group,
+                enable_auto_commit=False,
+                **FAST_GROUP,
+            ) as c,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(anyio.to_thread.run_sync, read_child)
+            with anyio.fail_after(60):
+                # Both consume slowly until the child has read and committed a share.
+                while len(child_seen) < 300 or not committed or not c.assignment():
+                    await consume(c, 10)
+                    await anyio.sleep(0.05)
+                assert len(c.assignment()) == 2
+                child.send_signal(signal.SIGKILL)
+                killed_at = time.monotonic()
+                await anyio.to_thread.run_sync(child.wait)
+                while len(c.assignment()) < 4:
+                    await consume(c, 10)
+                took = time.monotonic() - killed_at
+                # Session timeout (2 s) plus one rebalance round on Tansu (~1 s).
+                assert took < 6.0, f"partitions reassigned only after {took:.1f} s"
+                while len(set(seen) | set(child_seen)) < total:
+                    await consume(c, 1000)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    everything = Counter(seen)
+    everything.update(child_seen)
+    assert set(everything) == {(p, o) for p in range(4) for o in range(total // 4)}
+    twice = sorted(k for k, n in everything.items() if n > 1)
+    assert twice, "the crashed member's uncommitted records should be read again"
+    for p, o in twice:
+        # Only records at or after the crashed member's last commit are read twice.
+        assert o >= committed.get(p, 0), (p, o, committed)
+
+
+# -- mixed with aiokafka ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("strategy", "aio_assignor"),
+    [("range", RangePartitionAssignor), ("roundrobin", RoundRobinPartitionAssignor)],
+)
+@pytest.mark.anyio
+async def test_mixed_group_with_aiokafka(
+    kafka_broker: str, new_topic: Callable[..., str], strategy: str, aio_assignor: Any
+) -> None:
+    topic = new_topic(6)
+    total = 3000
+    produce(kafka_broker, topic, total, partitions=6)
+    group = f"mixed-{strategy}-{topic}"
+    seen: Counter[tuple[int, int]] = Counter()
+    aio = [
+        AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=kafka_broker,
+            group_id=group,
+            partition_assignment_strategy=(aio_assignor,),
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+            auto_offset_reset="earliest",
+            enable_auto_commit=True,
+            auto_commit_interval_ms=300,
+        )
+        for _ in range(2)
+    ]
+    ours = [
+        Consumer(
+            topic,
+            bootstrap_servers=kafka_broker,
+            group_id=group,
+            partition_assignment_strategy=strategy,
+            auto_commit_interval_ms=300,
+            **{**FAST_GROUP, "session_timeout_ms": 6000, "heartbeat_interval_ms": 500},
+        )
+        for _ in range(2)
+    ]
+    try:
+        for a in aio:
+            await a.start()
+        for o in ours:
+            await o.start()
+        with anyio.fail_after(60):
+            while True:
+                for o in ours:
+                    batch = await o.getmany(timeout_ms=50, max_records=20)
+                    for recs in batch.values():
+                        seen.update((r.partition, r.offset) for r in recs)
+                for a in aio:
+                    batch = await a.getmany(timeout_ms=50, max_records=20)
+                    for recs in batch.values():
+                        seen.update((r.partition, r.offset) for r in recs)
+                sets = [o.assignment() for o in ours] + [
+                    {TopicPartition(tp.topic, tp.partition) for tp in a.assignment()} for a in aio
+                ]
+                if len(seen) >= total and all(sets):
+                    break
+                await anyio.sleep(0.01)
+        # Stable: every member got a share, and the shares partition the topic.
+        assert all(len(s) >= 1 for s in sets), sets
+        union: set[TopicPartition] = set()
+        for s in sets:
+            assert not (union & s), f"partitions owned twice: {union & s}"
+            union |= s
+        assert union == {TopicPartition(topic, p) for p in range(6)}
+        assert len(seen) == total
+    finally:
+        for o in ours:
+            await o.close()
+        for a in aio:
+            await a.stop()
+
+
+# -- static membership, poll timeout, commit failures, close ----------------------------------
+
+
+@pytest.mark.anyio
+async def test_static_member_gets_its_partitions_back(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(4)
+    group = f"static-{topic}"
+    kw: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": group,
+        "partition_assignment_strategy": "range",
+        **FAST_GROUP,
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 500,
+    }
+    async with Consumer(topic, group_instance_id="static-b", **kw) as b:
+        async with Consumer(topic, group_instance_id="static-a", **kw) as a:
+            with anyio.fail_after(30):
+                while len(a.assignment()) + len(b.assignment()) != 4 or not (
+                    a.assignment() and b.assignment()
+                ):
+                    await a.getmany(timeout_ms=100)
+                    await b.getmany(timeout_ms=100)
+            first_a, first_b = a.assignment(), b.assignment()
+            gen = b.statistics()["group"]["generation_id"]
+        # "a" closed without LeaveGroup (static); it comes back with the same instance id.
+        async with Consumer(topic, group_instance_id="static-a", **kw) as a2:
+            with anyio.fail_after(30):
+                while not a2.assignment():
+                    await a2.getmany(timeout_ms=100)
+                    await b.getmany(timeout_ms=100)
+            assert a2.assignment() == first_a
+            assert b.assignment() == first_b
+            # Ordering by instance id (Java's rule) gave "static-a" the first range.
+            assert TopicPartition(topic, 0) in first_a
+            assert b.statistics()["group"]["generation_id"] >= gen
+
+
+@pytest.mark.anyio
+async def test_poll_timeout_leaves_and_rejoins(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(2)
+    group = f"poll-{topic}"
+    kw: dict[str, Any] = {"bootstrap_servers": kafka_broker, "group_id": group, **FAST_GROUP}
+    async with (
+        Consumer(topic, max_poll_interval_ms=1500, **kw) as slow,
+        Consumer(topic, **kw) as busy,
+    ):
+        with anyio.fail_after(30):
+            while not (slow.assignment() and busy.assignment()):
+                await slow.getmany(timeout_ms=50)
+                await busy.getmany(timeout_ms=50)
+        # "slow" stops polling: after max_poll_interval_ms it leaves, "busy" gets it all.
+        with anyio.fail_after(30):
+            while len(busy.assignment()) != 2:
+                await busy.getmany(timeout_ms=100)
+        assert slow.assignment() == set()
+        with pytest.raises(CommitFailedError):
+            await slow.commit({TopicPartition(topic, 0): 0})
+        # Polling again rejoins.
+        with anyio.fail_after(30):
+            while not (slow.assignment() and len(busy.assignment()) == 1):
+                await slow.getmany(timeout_ms=50)
+                await busy.getmany(timeout_ms=50)
+
+
+@pytest.mark.anyio
+async def test_commit_with_stale_generation_is_typed_error(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(1)
+    group = f"stale-{topic}"
+    async with Consumer(topic, bootstrap_servers=kafka_broker, group_id=group, **FAST_GROUP) as c:
+        await c.wait_for_assignment(30)
+        gen, member, _ = c._coordinator.generation()  # type: ignore[union-attr]
+        with pytest.raises(CommitFailedError) as info:
+            await c._offsets.commit(
+                {TopicPartition(topic, 0): __import__("kafka_async").OffsetAndMetadata(1)},
+                generation_id=gen + 7,
+                member_id=member,
+            )
+        assert info.value.cause is not None
+        assert info.value.cause.code in (22, 25, 27)
+
+
+@pytest.mark.anyio
+async def test_close_returns_with_broker_gone(embedded_broker: Any) -> None:
+    from kafka_async.testing.topics import acreate_topic
+
+    bootstrap = embedded_broker.bootstrap_servers
+    await acreate_topic(bootstrap, "gone", 2)
+    produce(bootstrap, "gone", 50, partitions=2)
+    c = Consumer(
+        "gone", bootstrap_servers=bootstrap, group_id="gone-g", close_timeout_ms=2000, **FAST_GROUP
+    )
+    await c.start()
+    try:
+        await c.wait_for_assignment(30)
+        got = 0
+        with anyio.fail_after(20):
+            while got < 50:
+                batch = await c.getmany(timeout_ms=200)
+                got += sum(map(len, batch.values()))
+        embedded_broker.kill()
+        await anyio.sleep(0.5)
+    finally:
+        t = time.monotonic()
+        with anyio.fail_after(10):
+            await c.close()
+        took = time.monotonic() - t
+    assert took < 2.0 + 1.5, f"close took {took:.2f} s"
