@@ -227,7 +227,7 @@ class BrokerConnection:
 
     @property
     def in_flight(self) -> int:
-        """Requests written whose responses have not been read yet (abandoned ones too)."""
+        """Requests queued or written whose responses have not been read (abandoned too)."""
         return len(self._waiters)
 
     @property
@@ -497,35 +497,38 @@ class BrokerConnection:
             timeout = self._default_timeout
         deadline = anyio.current_time() + timeout
         waiter = _Waiter(api, version, cid, deadline) if expect_response else None
-        sent = False
+        seq = self._queued_seq = self._queued_seq + 1
         with anyio.CancelScope(deadline=deadline):
-            await self._send(frame, waiter, deadline, api)
-            sent = True
-            if waiter is None:
-                return None
             try:
+                await self._send(seq, frame, waiter, deadline, api)
+                if waiter is None:
+                    return None
                 await waiter.event.wait()
             except BaseException:
-                waiter.abandoned = True
+                # Cancelled or timed out: if the frame went out, the reader will read and
+                # drop its response.
+                if waiter is not None:
+                    waiter.abandoned = True
                 raise
-        if not sent:
+        # Only the deadline gets here. Checked before any await: a frame taken back by
+        # _send is not written, and no later flush can have happened yet.
+        written = self._flushed_seq >= seq
+        if waiter is not None:
+            if waiter.reader is not None:  # the response won the race with the deadline
+                return waiter.reader
+            if waiter.error is not None:
+                raise waiter.error
+        if not written:
             raise KafkaTimeoutError(
                 f"{self.address}: {api.name} not sent within {timeout:.3f} s (write queue busy)"
             )
-        assert waiter is not None
-        if waiter.reader is not None:
-            return waiter.reader
-        if waiter.error is not None:
-            raise waiter.error
-        # The deadline passed before the response arrived.
-        waiter.abandoned = True
         self._on_timeout()
         raise KafkaTimeoutError(
             f"{self.address}: no response to {api.name} v{version} within {timeout:.3f} s"
         )
 
     async def _send(
-        self, frame: bytearray, waiter: _Waiter | None, deadline: float, api: Api
+        self, seq: int, frame: bytearray, waiter: _Waiter | None, deadline: float, api: Api
     ) -> None:
         """Queue ``frame`` and make sure it is written, coalescing concurrent writes.
 
@@ -537,7 +540,6 @@ class BrokerConnection:
         """
         if self._state == _CLOSED:
             raise KafkaConnectionError(f"{self.address}: connection closed ({self._close_reason})")
-        seq = self._queued_seq = self._queued_seq + 1
         self._outbox.append((seq, frame))
         if waiter is not None:
             self._waiters.append(waiter)
