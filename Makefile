@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PY_DIRS := $(wildcard kafka_async tests examples tools benchmarks)
+PY_DIRS := $(wildcard kafka_async tests examples tools benchmarks setup.py)
 
 .PHONY: test lint typecheck unit bench soak demo clean venv
 
@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py kafka_async/records/_speedups.c | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
