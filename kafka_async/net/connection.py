@@ -307,8 +307,15 @@ class BrokerConnection:
         self._state = _CONNECTING
         try:
             try:
-                with anyio.fail_after(self.config.connect_timeout):
-                    self._stream = await self._factory(self.host, self.port, self.config)
+                # close() cancels this scope, so closing never waits for a slow connect.
+                with anyio.CancelScope() as self._scope:
+                    with anyio.fail_after(self.config.connect_timeout):
+                        self._stream = await self._factory(self.host, self.port, self.config)
+                if self._stream is None or self._state == _CLOSED:
+                    if self._stream is not None:
+                        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+                            await self._stream.aclose()
+                    raise KafkaConnectionError(f"{self.address}: closed while connecting")
             except TimeoutError:
                 raise KafkaConnectionError(
                     f"{self.address}: connect timed out after {self.config.connect_timeout_ms} ms"
@@ -316,12 +323,14 @@ class BrokerConnection:
             except OSError as exc:
                 raise KafkaConnectionError(f"{self.address}: cannot connect: {exc}") from exc
         except BaseException:
-            self._state = _CLOSED
-            self._close_reason = "connect failed"
+            if self._state != _CLOSED:
+                self._state = _CLOSED
+                self._close_reason = "connect failed"
             self._finished.set()
             raise
         self.last_activity = anyio.current_time()
         handshake_error: BaseException | None = None
+        started = False
         try:
             async with anyio.create_task_group() as tg:
                 self._scope = tg.cancel_scope
@@ -342,6 +351,7 @@ class BrokerConnection:
                 else:
                     if self._state == _CONNECTING:
                         self._state = _READY
+                        started = True
                         task_status.started()
                     else:
                         handshake_error = KafkaConnectionError(
@@ -355,6 +365,11 @@ class BrokerConnection:
             self._finished.set()
         if handshake_error is not None:
             raise handshake_error
+        if not started:
+            # close() interrupted the handshake.
+            raise KafkaConnectionError(
+                f"{self.address}: closed during handshake ({self._close_reason})"
+            )
 
     async def close(self) -> None:
         """Close the connection; every waiter gets ``KafkaConnectionError``. Never hangs."""

@@ -476,3 +476,30 @@ async def test_sasl_plain_handshake_and_authenticate() -> None:
             await conn.connect(tg)
         assert conn.closed
         tg.cancel_scope.cancel()
+
+
+async def test_close_interrupts_a_slow_connect_and_a_stuck_handshake() -> None:
+    async with anyio.create_task_group() as tg:
+        net = FakeNetwork(tg, brokers={("b", 1): FakeBroker()}, connect_delay=5.0)
+        conn = BrokerConnection("b", 1, ClientConfig(bootstrap_servers="b:1"), stream_factory=net)
+
+        async def close_soon(c: BrokerConnection) -> None:
+            await anyio.sleep(0.05)
+            await c.close()
+
+        tg.start_soon(close_soon, conn)
+        with anyio.fail_after(1), pytest.raises(KafkaConnectionError, match="while connecting"):
+            await conn.connect(tg)
+
+        async def silent(host: str, port: int, config: ClientConfig) -> MemoryByteStream:
+            client, server = memory_stream_pair()
+            tg.start_soon(_swallow, server)
+            return client
+
+        conn = BrokerConnection(
+            "q", 1, ClientConfig(bootstrap_servers="q:1"), stream_factory=silent
+        )
+        tg.start_soon(close_soon, conn)
+        with anyio.fail_after(1), pytest.raises(KafkaConnectionError, match="handshake"):
+            await conn.connect(tg)
+        tg.cancel_scope.cancel()
