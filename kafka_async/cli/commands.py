@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -404,7 +403,9 @@ async def _resolve_positions(
     if start.kind == "end":
         return dict(latest)
     if start.kind == "offset":
-        return {tp: min(max(start.value, earliest[tp]), latest[tp]) for tp in tps}
+        # Not clamped to the end: ListOffsets' end can lag behind (see _EndTracker), and
+        # an offset past the real end is handled by the consumer's offset reset.
+        return {tp: max(start.value, earliest[tp]) for tp in tps}
     if start.kind == "relative":
         return {tp: max(earliest[tp], latest[tp] - start.value) for tp in tps}
     if start.kind == "timestamp":
@@ -604,6 +605,43 @@ def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
 
 
+class _EndTracker:
+    """Decides when ``--exit-at-end`` is reached: every assigned partition's position is at
+    its high watermark.
+
+    The high watermark comes from the consumer's own Fetch responses when it has one
+    (exact), else from the ListOffsets taken at start. The fallback only counts after a
+    grace period, because some brokers (Tansu) report the end of a partition as the last
+    batch's base offset + 1 in ListOffsets, which would stop the command early.
+    """
+
+    GRACE = 3.0
+
+    def __init__(self, consumer: Any, ends: Mapping[TopicPartition, int]) -> None:
+        self.consumer = consumer
+        self.ends = ends
+        self.started = anyio.current_time()
+
+    async def reached(self) -> bool:
+        assigned = self.consumer.assignment()
+        if not assigned:
+            return False
+        grace_over = anyio.current_time() - self.started >= self.GRACE
+        for tp in assigned:
+            end = self.consumer.highwater(tp)
+            if end is None:
+                if not grace_over or tp not in self.ends:
+                    return False
+                end = self.ends[tp]
+            try:
+                position = await self.consumer.position(tp, timeout_ms=1)
+            except KafkaError:
+                return False
+            if position < end:
+                return False
+        return True
+
+
 async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
     from ..consumer import Consumer
 
@@ -657,49 +695,24 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
         consumer_kw.update(enable_auto_commit=False)
     topics = (args.topic,) if subscribe else ()
     seen = 0
-    done: set[TopicPartition] = set()
-    async with Consumer(*topics, **settings, **consumer_kw) as consumer:
+    consumer: Consumer[bytes, bytes] = Consumer(*topics, **settings, **consumer_kw)
+    async with consumer:
         if not subscribe:
             consumer.assign(tps)
             for tp, off in positions.items():
                 consumer.seek(tp, off)
-            if args.exit_at_end:
-                done = {tp for tp in tps if positions[tp] >= ends[tp]}
+        at_end = _EndTracker(consumer, ends) if args.exit_at_end else None
         last_record = anyio.current_time()
         while True:
-            if args.exit_at_end and not subscribe and len(done) == len(tps):
-                break
             want = None if args.count is None else args.count - seen
             batch = await consumer.getmany(
                 timeout_ms=200, max_records=min(want, 10_000) if want else 10_000
             )
-            if not batch:
-                if args.exit_at_end and subscribe:
-                    # In subscribe mode the assignment decides which partitions we track.
-                    assigned = consumer.assignment()
-                    if assigned:
-                        done_all = True
-                        for tp in assigned:
-                            if tp not in ends:
-                                continue
-                            if await consumer.position(tp) < ends[tp]:
-                                done_all = False
-                        if done_all:
-                            break
-                if (
-                    args.idle_timeout is not None
-                    and anyio.current_time() - last_record >= args.idle_timeout
-                ):
-                    break
-                continue
-            last_record = anyio.current_time()
             stop = False
-            for tp, records in batch.items():
+            for records in batch.values():
                 for r in records:
                     printer(r)
                     seen += 1
-                    if ends and r.offset + 1 >= ends.get(tp, math.inf):
-                        done.add(tp)
                     if args.count is not None and seen >= args.count:
                         stop = True
                         break
@@ -707,6 +720,15 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
                     break
             printer.flush()
             if stop:
+                break
+            if batch:
+                last_record = anyio.current_time()
+            elif (
+                args.idle_timeout is not None
+                and anyio.current_time() - last_record >= args.idle_timeout
+            ):
+                break
+            if at_end is not None and await at_end.reached():
                 break
         if group is not None:
             with contextlib.suppress(KafkaError):
@@ -778,9 +800,10 @@ async def cmd_bench_consume(args: argparse.Namespace, out: Output) -> int:
     tps = [TopicPartition(args.topic, p) for p in parts]
     seen = 0
     nbytes = 0
-    async with Consumer(
+    consumer: Consumer[bytes, bytes] = Consumer(
         **_client_settings(args), enable_auto_commit=False, auto_offset_reset="earliest"
-    ) as consumer:
+    )
+    async with consumer:
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
         started = time.perf_counter()

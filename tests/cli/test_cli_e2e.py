@@ -1,0 +1,245 @@
+"""The real ``kafka-async`` command (``python -m kafka_async.cli``) against a real broker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+_ENV = {
+    **os.environ,
+    "NO_COLOR": "1",
+    "KAFKA_BOOTSTRAP_SERVERS": "",
+    "PYTHONUNBUFFERED": "1",
+}
+
+
+def run(
+    args: Sequence[str],
+    *,
+    bootstrap: str | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "kafka_async.cli"]
+    if bootstrap is not None:
+        argv += ["-b", bootstrap]
+    return subprocess.run(
+        [*argv, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_ENV,
+        check=False,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kafka-async: error: ")
+    return lines[0]
+
+
+def _topic() -> str:
+    return f"cli-{uuid.uuid4().hex[:10]}"
+
+
+def test_topics_create_list_describe_delete(kafka_broker: str) -> None:
+    name = _topic()
+    ok(
+        run(
+            ["topics", "create", name, "-p", "3", "-c", "retention.ms=60000"],
+            bootstrap=kafka_broker,
+        )
+    )
+    assert name in ok(run(["topics", "list"], bootstrap=kafka_broker)).split()
+
+    described = ok(run(["topics", "describe", name], bootstrap=kafka_broker))
+    assert f"Topic: {name}" in described
+    assert "partitions: 3" in described
+    rows = [line.split() for line in described.splitlines() if line[:1].isdigit()]
+    assert [r[0] for r in rows] == ["0", "1", "2"]
+
+    again = run(["topics", "create", name, "-p", "3"], bootstrap=kafka_broker)
+    assert "TOPIC_ALREADY_EXISTS" in one_line_error(again)
+    ok(run(["topics", "create", name, "--if-not-exists"], bootstrap=kafka_broker))
+
+    ok(run(["topics", "delete", name], bootstrap=kafka_broker))
+    assert name not in ok(run(["topics", "list"], bootstrap=kafka_broker)).split()
+    missing = run(["topics", "delete", name], bootstrap=kafka_broker)
+    assert one_line_error(missing) == f"kafka-async: error: topic '{name}' does not exist"
+    ok(run(["topics", "delete", name, "--if-exists"], bootstrap=kafka_broker))
+
+
+def test_produce_then_consume_round_trip_json(kafka_broker: str) -> None:
+    name = _topic()
+    ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
+    lines = ["k1:hello", "k2:wörld", "novalue-key-sep", "k3:a:b"]
+    produced = run(
+        # --rate puts each record in its own batch (see the offsets test for why).
+        ["produce", name, "-K", ":", "-H", "trace=abc", "-H", "app=cli", "--rate", "200"],
+        bootstrap=kafka_broker,
+        stdin="\n".join(lines) + "\n",
+    )
+    ok(produced)
+    assert "produced 4 record(s)" in produced.stderr
+
+    out = ok(run(["consume", name, "--exit-at-end", "--json"], bootstrap=kafka_broker))
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["key"], r["value"]) for r in records] == [
+        ("k1", "hello"),
+        ("k2", "wörld"),
+        (None, "novalue-key-sep"),
+        ("k3", "a:b"),
+    ]
+    assert [r["offset"] for r in records] == [0, 1, 2, 3]
+    assert all(r["topic"] == name and r["partition"] == 0 for r in records)
+    assert all(r["headers"] == [["trace", "abc"], ["app", "cli"]] for r in records)
+    assert all(r["timestamp"] > 0 for r in records)
+
+    # Default output: values only; --count stops early; --from picks the start.
+    values = ok(run(["consume", name, "--exit-at-end", "-n", "2"], bootstrap=kafka_broker))
+    assert values.splitlines() == ["hello", "wörld"]
+    tail = ok(run(["consume", name, "--exit-at-end", "--from", "2"], bootstrap=kafka_broker))
+    assert tail.splitlines() == ["novalue-key-sep", "a:b"]
+    templated = ok(
+        run(
+            [
+                "consume",
+                name,
+                "--exit-at-end",
+                "--from",
+                "-1",
+                "--format",
+                "{offset}|{key}|{value}",
+            ],
+            bootstrap=kafka_broker,
+        )
+    )
+    assert templated.splitlines() == ["3|k3|a:b"]
+
+
+def test_produce_from_file_to_partition_and_offsets(kafka_broker: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    name = _topic()
+    ok(run(["topics", "create", name, "-p", "2"], bootstrap=kafka_broker))
+    data = tmp_path / "in.txt"
+    data.write_text("a\nb\nc\n")
+    # --rate keeps records apart, so each lands in its own batch: Tansu reports a
+    # partition's end as (base offset of its last batch) + 1.
+    ok(
+        run(
+            ["produce", name, "-f", str(data), "-p", "1", "--rate", "50", "--linger-ms", "0"],
+            bootstrap=kafka_broker,
+        )
+    )
+    table = ok(run(["offsets", name], bootstrap=kafka_broker))
+    rows = {r[0]: r[1:] for r in (line.split() for line in table.splitlines()[1:])}
+    assert rows == {"0": ["0", "0", "0"], "1": ["0", "3", "3"]}
+    only_p1 = ok(run(["consume", name, "-p", "1", "--exit-at-end"], bootstrap=kafka_broker))
+    assert only_p1.splitlines() == ["a", "b", "c"]
+
+
+def test_groups_list_describe_reset(kafka_broker: str) -> None:
+    name, group = _topic(), f"cli-group-{uuid.uuid4().hex[:8]}"
+    ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
+    ok(
+        run(
+            ["produce", name, "--rate", "100", "--linger-ms", "0"],
+            bootstrap=kafka_broker,
+            stdin="x\ny\n",
+        )
+    )
+    # A group consumer (subscribe mode) reads everything and commits on exit.
+    consumed = ok(run(["consume", name, "-g", group, "--exit-at-end"], bootstrap=kafka_broker))
+    assert consumed.splitlines() == ["x", "y"]
+    # Again: nothing new after the committed offsets.
+    assert ok(run(["consume", name, "-g", group, "--exit-at-end"], bootstrap=kafka_broker)) == ""
+    plan = ok(
+        run(
+            ["groups", "reset-offsets", group, "-t", name, "--to", "beginning"],
+            bootstrap=kafka_broker,
+        )
+    )
+    assert plan.splitlines()[1].split() == [name, "0", "2", "0"]  # a dry run by default
+    ok(
+        run(
+            ["groups", "reset-offsets", group, "-t", name, "--to", "1", "--execute"],
+            bootstrap=kafka_broker,
+        )
+    )
+    assert group in ok(run(["groups", "list"], bootstrap=kafka_broker)).split()
+    described = ok(run(["groups", "describe", group], bootstrap=kafka_broker))
+    row = next(line.split() for line in described.splitlines() if line.startswith(name))
+    assert row[:5] == [name, "0", "1", "2", "1"]  # topic, partition, committed, latest, lag
+    ok(run(["groups", "delete", group], bootstrap=kafka_broker))
+    assert group not in ok(run(["groups", "list"], bootstrap=kafka_broker)).split()
+
+
+def test_missing_topic_is_one_line_exit_1(kafka_broker: str) -> None:
+    name = _topic()
+    for args in (["consume", name], ["offsets", name], ["produce", name]):
+        result = run(args, bootstrap=kafka_broker, stdin="x\n")
+        assert one_line_error(result) == f"kafka-async: error: topic '{name}' does not exist"
+
+
+def test_unreachable_broker_is_one_line_exit_1() -> None:
+    started = time.monotonic()
+    result = run(["--timeout", "3", "topics", "list"], bootstrap="127.0.0.1:1")
+    line = one_line_error(result)
+    assert "cannot reach the broker at 127.0.0.1:1" in line
+    assert time.monotonic() - started < 30
+
+
+def test_bad_usage_exit_2() -> None:
+    result = run(["topics", "frobnicate"])
+    assert result.returncode == 2
+    assert "usage:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run(["consume"]).returncode == 2
+
+
+def test_broker_command_runs_until_interrupted() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_async.cli", "broker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_ENV,
+    )
+    try:
+        assert proc.stdout is not None
+        address = proc.stdout.readline().strip()
+        assert address.startswith("127.0.0.1:")
+        name = _topic()
+        ok(run(["topics", "create", name], bootstrap=address))
+        assert name in ok(run(["topics", "list"], bootstrap=address)).split()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stderr is not None
+        assert "Traceback" not in proc.stderr.read()
+        # The broker is gone with the command.
+        gone = run(["--timeout", "2", "topics", "list"], bootstrap=address)
+        assert gone.returncode == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
