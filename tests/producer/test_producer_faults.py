@@ -1,0 +1,189 @@
+"""Retries and idempotence under lost responses, through a fault-injecting TCP proxy.
+
+The proxy sits between the producer and a real Tansu broker (which advertises the proxy's
+address, so every connection goes through it). It forwards bytes unchanged, except that it
+can swallow a Produce *response* and cut the connection: the broker has written the batch,
+but the producer never hears so. That is the case idempotence exists for: the retried batch
+must be recognised as a duplicate, and the log must hold every record exactly once.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+from producer_readback import consume_confluent
+
+from kafka_async import Producer
+from kafka_async.testing import EmbeddedBroker
+from kafka_async.testing.topics import create_topic
+
+pytestmark = [pytest.mark.integration]
+
+PRODUCE = 0
+
+
+class FaultProxy:
+    """Forwards Kafka frames; ``drop_produce_responses`` of them are swallowed (and the
+    connection cut) after the first ``pass_first`` Produce responses went through."""
+
+    def __init__(self, port: int, upstream_port: int) -> None:
+        self.port = port
+        self.upstream_port = upstream_port
+        self.drop_produce_responses = 0
+        self.pass_first = 0
+        self.produce_responses = 0
+        self.dropped = 0
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
+        async with listener:
+            task_status.started()
+            await listener.serve(self._handle)
+
+    async def _handle(self, client: anyio.abc.SocketStream) -> None:
+        try:
+            upstream = await anyio.connect_tcp("127.0.0.1", self.upstream_port)
+        except OSError:
+            await client.aclose()
+            return
+        api_keys: deque[int] = deque()
+        async with client, upstream, anyio.create_task_group() as tg:
+
+            async def requests() -> None:
+                async for frame in _frames(client):
+                    api_keys.append(struct.unpack_from(">h", frame, 4)[0])
+                    await upstream.send(frame)
+                tg.cancel_scope.cancel()
+
+            async def responses() -> None:
+                async for frame in _frames(upstream):
+                    api_key = api_keys.popleft() if api_keys else -1
+                    if api_key == PRODUCE:
+                        self.produce_responses += 1
+                        if (
+                            self.produce_responses > self.pass_first
+                            and self.dropped < self.drop_produce_responses
+                        ):
+                            self.dropped += 1
+                            tg.cancel_scope.cancel()  # both sides close: response lost
+                            return
+                    await client.send(frame)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(requests)
+            tg.start_soon(responses)
+
+
+async def _frames(stream: anyio.abc.ByteReceiveStream) -> AsyncIterator[bytes]:
+    buf = bytearray()
+    try:
+        while True:
+            while len(buf) >= 4:
+                size = struct.unpack_from(">i", buf, 0)[0]
+                if len(buf) < 4 + size:
+                    break
+                frame = bytes(buf[: 4 + size])
+                del buf[: 4 + size]
+                yield frame
+            chunk = await stream.receive(65536)
+            buf += chunk
+    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        return
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def proxied_broker() -> Any:
+    proxy_port = _free_port()
+    with EmbeddedBroker(advertised_port=proxy_port) as broker:
+        yield broker, proxy_port
+
+
+async def _produce_through_faults(
+    proxied_broker: Any, *, idempotent: bool, total: int
+) -> tuple[list[Any], FaultProxy, dict[str, Any]]:
+    broker, proxy_port = proxied_broker
+    topic = f"faults-{time.monotonic_ns()}"
+    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 2)
+    proxy = FaultProxy(proxy_port, broker.port)
+    async with anyio.create_task_group() as tg:
+        await tg.start(proxy.serve)
+        async with Producer(
+            bootstrap_servers=f"127.0.0.1:{proxy_port}",
+            enable_idempotence=idempotent,
+            linger_ms=2,
+            max_batch_size=2048,
+            request_timeout_ms=3000,
+            retry_backoff_ms=20,
+        ) as producer:
+            await producer.send(topic, b"warm-up", partition=0)
+            # From now on, lose 3 of the Produce responses (after letting a few through).
+            proxy.pass_first = proxy.produce_responses + 3
+            proxy.drop_produce_responses = 3
+            deliveries = []
+            for i in range(total):
+                deliveries.append(
+                    await producer.enqueue(topic, value=i.to_bytes(4, "big"), partition=i % 2)
+                )
+                if i % 200 == 0:
+                    await anyio.sleep(0.01)  # spread the records over many requests
+            with anyio.fail_after(60):
+                await producer.flush()
+            stats = producer.statistics()
+            errors = [d.exception() for d in deliveries if d.exception() is not None]
+            assert errors == []
+        # The broker advertises the proxy, so the reader goes through it too (faults spent).
+        msgs = await anyio.to_thread.run_sync(
+            consume_confluent, broker.bootstrap_servers, topic, 2, total + 1
+        )
+        tg.cancel_scope.cancel()
+    return [m for m in msgs if m.value() != b"warm-up"], proxy, stats
+
+
+@pytest.mark.anyio
+@pytest.mark.interop
+async def test_idempotence_dedups_retries_after_lost_responses(proxied_broker: Any) -> None:
+    total = 3000
+    msgs, proxy, stats = await _produce_through_faults(proxied_broker, idempotent=True, total=total)
+    assert proxy.dropped == 3
+    assert stats["retries"] > 0
+    values = [int.from_bytes(m.value(), "big") for m in msgs]
+    assert sorted(values) == list(range(total))  # exactly once: no loss, no duplicate
+    for partition in (0, 1):
+        ordered = [int.from_bytes(m.value(), "big") for m in msgs if m.partition() == partition]
+        assert ordered == sorted(ordered)
+
+
+@pytest.mark.anyio
+@pytest.mark.interop
+async def test_without_idempotence_retries_keep_order_but_may_duplicate(
+    proxied_broker: Any,
+) -> None:
+    total = 3000
+    msgs, proxy, stats = await _produce_through_faults(
+        proxied_broker, idempotent=False, total=total
+    )
+    assert proxy.dropped == 3
+    assert stats["retries"] > 0
+    values = [int.from_bytes(m.value(), "big") for m in msgs]
+    assert set(values) == set(range(total))  # at least once
+    assert len(values) > total  # the lost responses' batches were written twice
+    for partition in (0, 1):
+        ordered = [int.from_bytes(m.value(), "big") for m in msgs if m.partition() == partition]
+        # A retried batch is resent before anything after it: order holds, with repeats.
+        firsts = list(dict.fromkeys(ordered))
+        assert firsts == sorted(firsts)
