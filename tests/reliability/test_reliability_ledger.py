@@ -49,7 +49,8 @@ def test_lost_record() -> None:
     del log[2]
     report = ledger.check(log)
     assert not report.ok
-    assert report.lost == 1 and report.examples["lost"] == [(0, 2)]
+    assert report.lost == 1
+    assert report.examples["lost"] == [(0, 2)]
     assert report.duplicated == report.reordered == report.phantom == 0
 
 
@@ -57,7 +58,9 @@ def test_duplicate_record() -> None:
     ledger, log = _ledger(3)
     log.append(Observed(0, 3, log[1].value))  # seq 1 written again at offset 3
     report = ledger.check(log)
-    assert report.duplicated == 1 and report.lost == 0 and report.reordered == 0
+    assert report.duplicated == 1
+    assert report.lost == 0
+    assert report.reordered == 0
     assert not report.ok
 
 
@@ -89,7 +92,8 @@ def test_phantom_record() -> None:
     seq, value = ledger.next_record(0)
     ledger.failed(0, seq, TimeoutError("gave up"))
     report = ledger.check([Observed(0, 0, value)])
-    assert report.phantom == 1 and not report.ok
+    assert report.phantom == 1
+    assert not report.ok
     assert ledger.failures() == {"TimeoutError": 1}
 
 
@@ -97,11 +101,13 @@ def test_failed_and_absent_is_fine_and_pending_is_neither() -> None:
     ledger = Ledger(1, run_id="r")
     s0, _ = ledger.next_record(0)
     ledger.failed(0, s0, "boom")
-    s1, v1 = ledger.next_record(0)  # never resolved; present
+    _s1, v1 = ledger.next_record(0)  # never resolved; present
     ledger.next_record(0)  # never resolved; absent
     report = ledger.check([Observed(0, 0, v1)])
     assert report.ok, report.summary()
-    assert report.unresolved == 2 and report.failed == 1 and report.present == 1
+    assert report.unresolved == 2
+    assert report.failed == 1
+    assert report.present == 1
 
 
 def test_misrouted_unknown_and_foreign() -> None:
@@ -168,5 +174,6 @@ def test_counts_match_injected_damage(n: int, drops: set[int], dups: set[int]) -
     report = ledger.check(damaged)
     assert report.lost == len(drops)
     assert report.duplicated == len(dups)
-    assert report.reordered == 0 and report.phantom == 0
+    assert report.reordered == 0
+    assert report.phantom == 0
     assert report.ok == (not drops and not dups)
