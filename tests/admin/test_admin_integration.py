@@ -70,6 +70,11 @@ async def admin(kafka_broker: str) -> AsyncIterator[AdminClient]:
 # -- topics --------------------------------------------------------------------------------
 
 
+# The core paths also run under trio: the client is anyio-based and must not depend on asyncio.
+BOTH_BACKENDS = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+
+
+@BOTH_BACKENDS
 async def test_create_list_describe_delete_topics(admin: AdminClient) -> None:
     a, b = _name(), _name()
     created = await admin.create_topics(
@@ -161,6 +166,7 @@ async def test_describe_cluster(admin: AdminClient, kafka_broker: str) -> None:
 # -- offsets and records -------------------------------------------------------------------
 
 
+@BOTH_BACKENDS
 async def test_list_offsets_earliest_latest_per_partition(
     admin: AdminClient, kafka_broker: str
 ) -> None:
@@ -219,6 +225,7 @@ async def test_delete_records_on_tansu_is_an_item_error(admin: AdminClient) -> N
 # -- groups --------------------------------------------------------------------------------
 
 
+@BOTH_BACKENDS
 async def test_group_offsets_list_describe_delete(admin: AdminClient) -> None:
     topic, group = _name(), _name("grp")
     (await admin.create_topics([NewTopic(topic, 2, 1)])).raise_first()

@@ -243,3 +243,17 @@ def test_broker_command_runs_until_interrupted() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_bench_produce_then_consume(kafka_broker: str) -> None:
+    name = _topic()
+    produced = ok(
+        run(
+            ["bench", "produce", "-t", name, "-n", "3000", "-s", "50", "-P", "2", "-z", "lz4"],
+            bootstrap=kafka_broker,
+        )
+    )
+    assert produced.startswith("produce: 3000 records in ")
+    assert "records/s" in produced
+    consumed = ok(run(["bench", "consume", "-t", name, "-n", "3000"], bootstrap=kafka_broker))
+    assert consumed.startswith("consume: 3000 records in ")
