@@ -504,7 +504,6 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
                 acks=acks,
                 compression_type=None if args.compression == "none" else args.compression,
                 linger_ms=args.linger_ms,
-                enable_idempotence=False,
             )
         ) as producer:
             pending: list[Any] = []
