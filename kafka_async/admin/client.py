@@ -337,13 +337,13 @@ class AdminClient:
         if remaining <= 0:
             raise KafkaTimeoutError(f"{api.name}: admin call deadline passed")
         timeout = min(remaining, self.config.request_timeout)
+        if node_id is None:
+            node_id = await self._any_node()
+        version = await self._cluster.version_for(node_id, api, min_version=min_version)
+        body = build(version)
         self._requests[api.name] += 1
         self._in_flight += 1
         try:
-            if node_id is None:
-                node_id = await self._any_node()
-            version = await self._cluster.version_for(node_id, api, min_version=min_version)
-            body = build(version)
             resp = await self._cluster.request(node_id, api, body, version=version, timeout=timeout)
         finally:
             self._in_flight -= 1
@@ -360,6 +360,8 @@ class AdminClient:
         return node
 
     async def _controller(self) -> int | None:
+        """The controller's node id when metadata names a known one (None: any broker,
+        which forwards on modern Kafka)."""
         md = self._cluster.metadata
         controller = md.controller_id
         if controller is not None and controller >= 0 and controller in md.brokers:

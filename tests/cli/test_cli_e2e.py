@@ -257,3 +257,20 @@ def test_bench_produce_then_consume(kafka_broker: str) -> None:
     assert "records/s" in produced
     consumed = ok(run(["bench", "consume", "-t", name, "-n", "3000"], bootstrap=kafka_broker))
     assert consumed.startswith("consume: 3000 records in ")
+
+
+def test_topics_alter(kafka_broker: str) -> None:
+    name = _topic()
+    ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
+    ok(
+        run(
+            ["topics", "alter", name, "-c", "retention.ms=7777", "--delete-config", "x.y"],
+            bootstrap=kafka_broker,
+        )
+    )
+    # Tansu gap: no CreatePartitions API, so growing a topic fails with one clear line.
+    grow = run(["topics", "alter", name, "-p", "2"], bootstrap=kafka_broker)
+    assert "does not support CreatePartitions" in one_line_error(grow)
+    shrink = run(["topics", "alter", name, "-p", "1"], bootstrap=kafka_broker)
+    assert shrink.returncode == 0  # already 1 partition: nothing to do
+    assert run(["topics", "alter", name], bootstrap=kafka_broker).returncode == 2
