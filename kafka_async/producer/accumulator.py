@@ -271,7 +271,7 @@ class Delivery:
 class PartitionState:
     """Queued batches and sequence bookkeeping of one partition."""
 
-    __slots__ = ("batches", "in_flight", "next_sequence", "tp", "unacked")
+    __slots__ = ("acked_sequence", "batches", "in_flight", "next_sequence", "tp", "unacked")
 
     def __init__(self, tp: TopicPartition) -> None:
         self.tp = tp
@@ -283,6 +283,8 @@ class PartitionState:
         self.next_sequence = 0
         #: Batches with a sequence that are not settled, in sequence order.
         self.unacked: deque[ProducerBatch] = deque()
+        #: The sequence the broker expects next: the one after the last acknowledged batch.
+        self.acked_sequence = 0
 
 
 class RecordAccumulator:
@@ -550,6 +552,9 @@ class RecordAccumulator:
         """The broker wrote ``batch`` at ``base_offset``: settle its records."""
         if batch.done:
             return
+        if batch.base_sequence >= 0:
+            ps = self._parts[batch.tp]
+            ps.acked_sequence = (batch.base_sequence + batch.record_count) % _SEQ_MODULUS
         self._release(batch)
         batch.base_offset = base_offset
         batch.log_append_time = log_append_time
@@ -666,6 +671,7 @@ class RecordAccumulator:
         self.producer_epoch = producer_epoch
         for ps in self._parts.values():
             ps.next_sequence = 0
+            ps.acked_sequence = 0
             ps.unacked.clear()
             for batch in ps.batches:
                 batch.base_sequence = -1

@@ -91,6 +91,8 @@ class Sender:
         self.batches_sent = 0
         self.retries = 0
         self.epoch_bumps = 0
+        #: Recoveries that took a new producer id because the broker refused an epoch bump.
+        self.producer_id_resets = 0
         self._leader_for = self._make_leader_lookup()
 
     # -- small helpers ---------------------------------------------------------------------
@@ -119,6 +121,7 @@ class Sender:
             "batches_sent": self.batches_sent,
             "retries": self.retries,
             "epoch_bumps": self.epoch_bumps,
+            "producer_id_resets": self.producer_id_resets,
             "producer_id": self._acc.producer_id,
             "producer_epoch": self._acc.producer_epoch,
             "fatal_error": repr(self.fatal_error) if self.fatal_error else None,
@@ -256,6 +259,7 @@ class Sender:
                 # Old brokers cannot bump an epoch (InitProducerId < v3): start a fresh id.
                 acc.producer_id = -1
                 acc.producer_epoch = -1
+                self.producer_id_resets += 1
                 log.warning("epoch bump refused (%r); getting a new producer id", err)
                 return False
             self._fatal(err)
@@ -471,9 +475,11 @@ class Sender:
             return
         if self._idempotent and code in (_OUT_OF_ORDER, _UNKNOWN_PRODUCER_ID):
             ps = acc.partition_state(batch.tp)
-            first = ps is not None and bool(ps.unacked) and ps.unacked[0] is batch
-            if not first:
-                # An earlier batch of the partition failed; this one follows it again.
+            expected = ps is not None and ps.acked_sequence == batch.base_sequence
+            if not expected:
+                # Not the batch the broker expected next: an earlier batch of the partition
+                # failed, and this one merely follows it. Retry it (as the Java client does);
+                # an epoch bump in progress gives it a fresh sequence first.
                 self.retries += 1
                 acc.reenqueue(batch, now)
                 return

@@ -41,6 +41,10 @@ class FaultProxy:
         self.pass_first = 0
         self.produce_responses = 0
         self.dropped = 0
+        #: When set, the next Produce request gets its first batch's base sequence pushed
+        #: ahead (CRC fixed up): the broker sees a gap, as if it had lost earlier batches.
+        self.skew_next_sequence = False
+        self.skewed = 0
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
@@ -59,7 +63,12 @@ class FaultProxy:
 
             async def requests() -> None:
                 async for frame in _frames(client):
-                    api_keys.append(struct.unpack_from(">h", frame, 4)[0])
+                    api_key = struct.unpack_from(">h", frame, 4)[0]
+                    api_keys.append(api_key)
+                    if api_key == PRODUCE and self.skew_next_sequence:
+                        self.skew_next_sequence = False
+                        self.skewed += 1
+                        frame = _skew_first_sequence(frame)
                     await upstream.send(frame)
                 tg.cancel_scope.cancel()
 
@@ -80,6 +89,28 @@ class FaultProxy:
 
             tg.start_soon(requests)
             tg.start_soon(responses)
+
+
+def _skew_first_sequence(frame: bytes) -> bytes:
+    import crc32c
+
+    from kafka_async.protocol import headers
+    from kafka_async.protocol.apis import PRODUCE as PRODUCE_API
+    from kafka_async.protocol.codec import Reader
+
+    r = Reader(frame, 4)
+    _, version, correlation_id, client_id = headers.decode_request_header(r)
+    if PRODUCE_API.is_flexible(version):
+        headers.skip_tags(r)
+    body = PRODUCE_API.decode_request(version, r)
+    part = body.topic_data[0].partition_data[0]
+    batch = bytearray(part.records)
+    seq = struct.unpack_from(">i", batch, 53)[0]
+    struct.pack_into(">i", batch, 53, seq + 7)
+    struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+    part.records = bytes(batch)
+    out = headers.encode_request(PRODUCE_API, version, correlation_id, client_id, body)
+    return struct.pack(">i", len(out)) + bytes(out)
 
 
 async def _frames(stream: anyio.abc.ByteReceiveStream) -> AsyncIterator[bytes]:
@@ -187,3 +218,50 @@ async def test_without_idempotence_retries_keep_order_but_may_duplicate(
         # A retried batch is resent before anything after it: order holds, with repeats.
         firsts = list(dict.fromkeys(ordered))
         assert firsts == sorted(firsts)
+
+
+@pytest.mark.anyio
+@pytest.mark.interop
+async def test_sequence_gap_fails_one_batch_and_bumps_the_epoch(proxied_broker: Any) -> None:
+    """OUT_OF_ORDER_SEQUENCE_NUMBER for the batch the broker should have accepted (as after
+    broker-side data loss): that batch fails with the typed error, the epoch is bumped
+    (KIP-360), and everything else still lands exactly once and in order."""
+    from kafka_async.errors import OutOfOrderSequenceNumberError
+
+    broker, proxy_port = proxied_broker
+    topic = f"gap-{time.monotonic_ns()}"
+    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
+    proxy = FaultProxy(proxy_port, broker.port)
+    async with anyio.create_task_group() as tg:
+        await tg.start(proxy.serve)
+        async with Producer(
+            bootstrap_servers=f"127.0.0.1:{proxy_port}", linger_ms=2, max_batch_size=1024
+        ) as producer:
+            first = [await producer.send(topic, value=b"a%d" % i) for i in range(5)]
+            proxy.skew_next_sequence = True
+            deliveries = [await producer.enqueue(topic, value=b"b%d" % i) for i in range(300)]
+            with anyio.fail_after(60):
+                await producer.flush()
+            stats = producer.statistics()
+            last = await producer.send(topic, value=b"after")
+        failed = [d for d in deliveries if d.exception() is not None]
+        if proxy.skewed and not failed and stats["epoch_bumps"] == 0:
+            tg.cancel_scope.cancel()
+            pytest.skip("Tansu gap: a Produce batch with a sequence gap is accepted")
+        msgs = await anyio.to_thread.run_sync(
+            consume_confluent, broker.bootstrap_servers, topic, 1, 306 - len(failed)
+        )
+        tg.cancel_scope.cancel()
+    assert proxy.skewed == 1
+    assert failed
+    assert all(isinstance(d.exception(), OutOfOrderSequenceNumberError) for d in failed)
+    # KIP-360 bump (InitProducerId with the current id and epoch). Tansu answers that with
+    # UNKNOWN_SERVER_ERROR, so there the producer recovers with a fresh producer id instead.
+    assert stats["epoch_bumps"] + stats["producer_id_resets"] == 1
+    assert [md.offset for md in first] == [0, 1, 2, 3, 4]
+    values = [m.value() for m in msgs]
+    expected = [b"a%d" % i for i in range(5)]
+    expected += [b"b%d" % i for i, d in enumerate(deliveries) if d.exception() is None]
+    expected.append(b"after")
+    assert values == expected  # the rest exactly once, in order
+    assert last.offset == len(values) - 1  # the rejected batch took no offsets
