@@ -63,7 +63,6 @@ class _Refresh:
     topics: frozenset[str] | None  # None: all topics
     done: anyio.Event
     error: BaseException | None = None
-    last_error: BaseException | None = None  # of the latest failed attempt
 
 
 @dataclass(slots=True)
@@ -267,15 +266,8 @@ class ClusterClient:
 
     async def _run_refresh(self, refresh: _Refresh) -> None:
         try:
-            with anyio.fail_after(self.config.request_timeout):
-                response, requested = await self._metadata_round(refresh)
+            response, requested = await self._metadata_round(refresh)
             self._install(response, requested)
-        except TimeoutError:
-            last = f"; last error: {refresh.last_error}" if refresh.last_error else ""
-            refresh.error = NoBrokersAvailableError(
-                f"no broker answered Metadata within {self.config.request_timeout_ms} ms"
-                f" (bootstrap servers {self._bootstrap_text()}){last}"
-            )
         except Exception as exc:
             refresh.error = exc
         except BaseException:
@@ -288,16 +280,15 @@ class ClusterClient:
                 self._refresh = None
             refresh.done.set()
 
-    def _bootstrap_text(self) -> str:
-        return ",".join(f"{h}:{p}" for h, p in self.config.addresses)
-
     async def _metadata_round(self, refresh: _Refresh) -> tuple[Any, frozenset[str] | None]:
         """Ask known brokers (least loaded first), then the bootstrap servers, until one
-        answers; the caller's deadline bounds the whole round."""
+        answers or ``request_timeout_ms`` has passed (then ``NoBrokersAvailableError``)."""
         topics = refresh.topics
-        failed: set[int] = set()
         names = None if topics is None else sorted(topics)
-        while True:
+        deadline = anyio.current_time() + self.config.request_timeout
+        failed: set[int] = set()
+        last_error: BaseException | None = None
+        while (remaining := deadline - anyio.current_time()) > 0:
             node = self._pool.least_loaded_node()
             if node is None or node in failed:
                 candidates = [n for n in self._pool.known_nodes if n not in failed]
@@ -306,20 +297,29 @@ class ClusterClient:
                 if node is None:
                     # No known broker left to try: fall back to the bootstrap servers.
                     failed.clear()
-                    _, conn = await self._pool.bootstrap(timeout=float("inf"))
+                    _, conn = await self._pool.bootstrap(timeout=remaining)
                 else:
-                    conn = await self._pool.get(node)
-                response = await self._send_metadata(conn, names)
+                    conn = await self._pool.get(node, timeout=remaining)
+                remaining = deadline - anyio.current_time()
+                return await self._send_metadata(conn, names, remaining), topics
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 log.info("metadata request to node %s failed: %s", node, exc)
-                refresh.last_error = exc
+                last_error = exc
                 if node is not None:
                     failed.add(node)
-                await anyio.sleep(self.config.retry_backoff_ms / 1000.0)
-                continue
-            return response, topics
+            await anyio.sleep(min(self.config.retry_backoff_ms / 1000.0, max(remaining, 0.0)))
+        servers = ",".join(f"{h}:{p}" for h, p in self.config.addresses)
+        raise NoBrokersAvailableError(
+            f"no broker answered Metadata within {self.config.request_timeout_ms} ms "
+            f"(bootstrap servers {servers})" + (f"; last error: {last_error}" if last_error else "")
+        )
 
-    async def _send_metadata(self, conn: BrokerConnection, names: list[str] | None) -> Any:
+    async def _send_metadata(
+        self,
+        conn: BrokerConnection,
+        names: list[str] | None,
+        timeout: float | None = None,  # noqa: ASYNC109 - what is left of the refresh deadline
+    ) -> Any:
         # v0 cannot ask for brokers only (an empty list means all topics); every broker
         # that answers ApiVersions (0.10+) speaks v1.
         version = conn.version_for(METADATA, min_version=1)
@@ -330,7 +330,7 @@ class ClusterClient:
         }
         if version < 4 and self.allow_auto_topic_creation is False:
             body.pop("allow_auto_topic_creation")  # v0-3 always auto-create (broker side)
-        return await conn.request(METADATA, body, version=version)
+        return await conn.request(METADATA, body, version=version, timeout=timeout)
 
     def _install(self, response: Any, requested: frozenset[str] | None) -> None:
         self._metadata = self._metadata.merge(response, requested)

@@ -321,7 +321,9 @@ class BrokerConnection:
                     f"{self.address}: connect timed out after {self.config.connect_timeout_ms} ms"
                 ) from None
             except OSError as exc:
-                raise KafkaConnectionError(f"{self.address}: cannot connect: {exc}") from exc
+                # anyio reports "All connection attempts failed"; the reason is the cause.
+                why = f"{exc} ({exc.__cause__})" if exc.__cause__ else str(exc)
+                raise KafkaConnectionError(f"{self.address}: cannot connect: {why}") from exc
         except BaseException:
             if self._state != _CLOSED:
                 self._state = _CLOSED

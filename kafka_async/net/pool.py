@@ -511,7 +511,9 @@ class ConnectionPool:
             try:
                 conn = await self.get(node, "default", timeout=remaining)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                errors[node] = str(exc)
+                # A timeout waiting out the backoff says less than the connect error before.
+                if node not in errors or not isinstance(exc, KafkaTimeoutError):
+                    errors[node] = str(exc)
                 continue
             return node, conn
         addrs = ", ".join(
