@@ -361,7 +361,7 @@ def read_back_confluent(
                 if err is not None:
                     raise RuntimeError(f"confluent-kafka read-back error: {err}")
                 value = msg.value()
-                out.append(Observed(int(msg.partition()), int(msg.offset()), value))
+                out.append(Observed(int(msg.partition() or 0), int(msg.offset() or 0), value))
                 _tag_seen(found, value)
                 last_new = time.monotonic()
             if done_at is None and _complete(found, expect):
@@ -391,12 +391,13 @@ async def read_back_ours(
     out: list[Observed] = []
     found: dict[int, set[int]] = {}
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    async with Consumer(
+    consumer: Consumer[bytes, bytes] = Consumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         **consumer_config,
-    ) as consumer:
+    )
+    async with consumer:
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
         start = anyio.current_time()

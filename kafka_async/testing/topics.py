@@ -1,9 +1,12 @@
 """Topic creation for tests, with raw CreateTopics and Metadata requests.
 
-Tansu auto-creates a topic on first produce, but with its own partition count; tests that
-care about partitions (and any real Kafka with ``auto.create.topics.enable=false``) need an
-explicit CreateTopics. These helpers avoid the library's higher layers on purpose, so a
-bug there cannot break the fixtures that test it.
+Tansu auto-creates a topic, with 4 partitions, whenever a Metadata request allows it (as
+librdkafka's producer does on first produce), and never when the request says
+``allow_auto_topic_creation=false``. Tests that care about partitions, and any real Kafka with
+``auto.create.topics.enable=false`` (docker-compose.yml), need an explicit CreateTopics.
+
+These helpers avoid the library's higher layers on purpose, so a bug there cannot break the
+fixtures that test it.
 """
 
 from __future__ import annotations

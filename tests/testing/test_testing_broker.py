@@ -295,3 +295,15 @@ def test_failed_durable_start_stops_its_s3_server(tmp_path: Path) -> None:
         broker.start()
     assert broker.s3 is None
     assert set(_procs.live_pids()) == before
+
+
+def test_tansu_auto_creation_facts() -> None:
+    """What the topic helpers' docstring states about Tansu's auto-creation."""
+    with EmbeddedBroker() as broker:
+        body = {"topics": [{"name": "auto-no"}], "allow_auto_topic_creation": False}
+        resp = _wire.request(broker.bootstrap_servers, METADATA, body, version=9)
+        assert resp.topics[0].error_code == 3  # UNKNOWN_TOPIC_OR_PARTITION
+        body = {"topics": [{"name": "auto-yes"}], "allow_auto_topic_creation": True}
+        resp = _wire.request(broker.bootstrap_servers, METADATA, body, version=9)
+        assert resp.topics[0].error_code == 0
+        assert topic_partitions(broker.bootstrap_servers, "auto-yes") == 4
