@@ -41,6 +41,7 @@ from ..errors import (
     error_for_code,
 )
 from ..net.config import ClientConfig
+from ..net.connection import StreamFactory
 from ..protocol import apis
 from ..protocol.schema import Api
 from ..structs import OffsetAndMetadata, TopicPartition
@@ -206,6 +207,8 @@ class AdminClient:
     (``bootstrap_servers``, ``client_id``, ``request_timeout_ms``, security settings, ...)
     plus ``default_api_timeout_ms`` (default 60 000): the deadline of each admin call,
     retries included, when the call does not pass its own ``timeout_ms``.
+    ``stream_factory`` replaces the TCP transport (tests run the client over in-memory
+    fake brokers with it).
     """
 
     def __init__(
@@ -213,6 +216,7 @@ class AdminClient:
         bootstrap_servers: str | Sequence[str] = "localhost:9092",
         *,
         default_api_timeout_ms: int = 60_000,
+        stream_factory: StreamFactory | None = None,
         **config: Any,
     ) -> None:
         if config.get("client_id") is None:
@@ -221,7 +225,7 @@ class AdminClient:
         if rest:
             raise ConfigError(f"unknown AdminClient setting(s): {', '.join(sorted(rest))}")
         self.default_api_timeout_ms = _check_timeout(default_api_timeout_ms, 60_000)
-        self._cluster = ClusterClient(self.config)
+        self._cluster = ClusterClient(self.config, stream_factory=stream_factory)
         self._started = False
         self._closed = False
         self._requests: Counter[str] = Counter()
