@@ -251,3 +251,21 @@ def test_bootstrap_defaults_to_environment(monkeypatch: pytest.MonkeyPatch) -> N
     assert bootstrap_of(args) == "localhost:9092"
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "env:9")
     assert bootstrap_of(args) == "env:9"
+
+
+def test_plain_output_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    # An import of a module mapped to None raises ImportError: rich "not installed".
+    monkeypatch.setitem(sys.modules, "rich", None)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    buf, err = io.StringIO(), io.StringIO()
+    out = Output(buf, err)
+    assert out.rich is False
+    out.table(["NAME"], [("orders",)])
+    with out.progress("work", 10) as bar:
+        bar.advance(10)
+    out.error("boom")
+    assert buf.getvalue() == "NAME\norders\n"
+    assert err.getvalue() == "kafka-async: error: boom\n"
+    assert bar.completed == 10
