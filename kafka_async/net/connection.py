@@ -84,6 +84,7 @@ Authenticator = Callable[["BrokerConnection"], Awaitable[None]]
 _SIZE = struct.Struct(">i")
 _UNSUPPORTED_VERSION = 35
 _READ_CHUNK = 65536
+_READ_MAX = 262144
 _CLOSE_GRACE = 1.0  # seconds close() and shutdown wait for the socket to close
 
 _NEW, _CONNECTING, _READY, _CLOSED = "new", "connecting", "ready", "closed"
@@ -647,8 +648,9 @@ class BrokerConnection:
         view[:have] = rbuf
         rbuf.clear()
         while have < n:
-            # Read ahead (at least 64 KiB) so many small pipelined responses cost few calls.
-            chunk = await stream.receive(max(n - have, _READ_CHUNK))
+            # Read ahead (at least 64 KiB) so many small pipelined responses cost few calls,
+            # but at most 256 KiB per call: some backends allocate the full size per read.
+            chunk = await stream.receive(min(max(n - have, _READ_CHUNK), _READ_MAX))
             self.bytes_received += len(chunk)
             take = min(len(chunk), n - have)
             view[have : have + take] = memoryview(chunk)[:take]

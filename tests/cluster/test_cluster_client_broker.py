@@ -299,3 +299,32 @@ async def test_cluster_client_close_with_requests_in_flight() -> None:
             with pytest.raises((NoBrokersAvailableError, KafkaTimeoutError)):
                 async with client(f"127.0.0.1:{port}", request_timeout_ms=300):
                     pass
+
+
+@both_backends
+async def test_broker_crash_fails_requests_in_flight() -> None:
+    broker = EmbeddedBroker()
+    await anyio.to_thread.run_sync(broker.start)
+    try:
+        host, port = broker.bootstrap_servers.split(":")
+        cfg = ClientConfig(bootstrap_servers=broker.bootstrap_servers)
+        outcomes: list[BaseException | None] = []
+        async with BrokerConnection(host, int(port), cfg) as conn:
+
+            async def one(i: int) -> None:
+                try:
+                    await conn.request(METADATA, {"topics": [{"name": f"crash-{i}"}]})
+                    outcomes.append(None)
+                except KafkaConnectionError as exc:
+                    outcomes.append(exc)
+
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    for i in range(2000):
+                        tg.start_soon(one, i)
+                    await anyio.to_thread.run_sync(broker.kill)
+        assert len(outcomes) == 2000  # every request got an answer or a typed error
+        assert any(o is not None for o in outcomes)  # the crash hit requests in flight
+        assert conn.closed
+    finally:
+        await anyio.to_thread.run_sync(broker.stop)
