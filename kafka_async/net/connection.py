@@ -20,10 +20,12 @@ requests of one connection in order, so the reader hands each frame to the FIFO'
 correlation id mismatch means the stream is corrupt (fatal). ``expect_response=False``
 (Produce with acks=0) adds no waiter.
 
-Why cancellation cannot desynchronise the stream: a cancelled or timed-out waiter stays in
-the FIFO, marked abandoned; the reader still reads its frame and drops it. The write itself
-is shielded (a half-written frame would corrupt the stream) and bounded by the request's
-deadline; if the deadline passes mid-write, the connection is closed.
+Why cancellation cannot desynchronise the stream: a request cancelled (or timed out) before
+its frame was written is taken back out of the queue, frame and waiter together; one
+cancelled after that stays in the FIFO, marked abandoned, and the reader still reads its
+response and drops it. The write itself is shielded (a half-written frame would corrupt the
+stream) and bounded by the writer's deadline; if that passes mid-write, the connection is
+closed.
 
 Timeouts
 --------
@@ -474,7 +476,9 @@ class BrokerConnection:
         ``version`` defaults to :meth:`version_for`. ``timeout`` (seconds) defaults to
         ``request_timeout_ms``; long polls pass their own (e.g. fetch max wait + timeout).
         Raises ``KafkaTimeoutError``, ``KafkaConnectionError``, ``UnsupportedFieldError``
-        (the body does not fit the version) or ``ProtocolDecodeError``.
+        (the body does not fit the version), ``IncompatibleBrokerVersionError`` (the
+        broker does not speak ``version``) or ``ProtocolDecodeError`` (a malformed body;
+        the stream stays usable since the frame was complete).
         """
         if version is None:
             version = self.version_for(api)
