@@ -176,7 +176,7 @@ def machine_description() -> str:
 
 def format_markdown(results: Sequence[ScenarioResult], *, title: str = "") -> str:
     """The table as Markdown, headed by the date and the machine."""
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = []
     if title:
         out.append(title)
