@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import IO, Any
 
 import anyio
@@ -604,6 +604,30 @@ def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
 
 
+async def _until_signal(body: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``body`` until it returns or SIGINT/SIGTERM arrives; True if a signal stopped it."""
+    import signal
+
+    stopped = False
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            nonlocal stopped
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    stopped = True
+                    tg.cancel_scope.cancel()
+                    return
+
+        async def run_body() -> None:
+            await body()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        tg.start_soon(run_body)
+    return stopped
+
+
 class _EndTracker:
     """Decides when ``--exit-at-end`` is reached: every assigned partition's position is at
     its high watermark.
@@ -701,34 +725,37 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
             for tp, off in positions.items():
                 consumer.seek(tp, off)
         at_end = _EndTracker(consumer, ends) if args.exit_at_end else None
-        last_record = anyio.current_time()
-        while True:
-            want = None if args.count is None else args.count - seen
-            batch = await consumer.getmany(
-                timeout_ms=200, max_records=min(want, 10_000) if want else 10_000
-            )
-            stop = False
-            for records in batch.values():
-                for r in records:
-                    printer(r)
-                    seen += 1
-                    if args.count is not None and seen >= args.count:
-                        stop = True
-                        break
-                if stop:
-                    break
-            printer.flush()
-            if stop:
-                break
-            if batch:
-                last_record = anyio.current_time()
-            elif (
-                args.idle_timeout is not None
-                and anyio.current_time() - last_record >= args.idle_timeout
-            ):
-                break
-            if at_end is not None and await at_end.reached():
-                break
+
+        async def loop() -> None:
+            nonlocal seen
+            last_record = anyio.current_time()
+            while True:
+                want = None if args.count is None else args.count - seen
+                # max_records never exceeds what --count still allows, so the consumed
+                # (and auto-committed) position is exactly what was printed.
+                batch = await consumer.getmany(
+                    timeout_ms=200, max_records=min(want, 10_000) if want else 10_000
+                )
+                for records in batch.values():
+                    for r in records:
+                        printer(r)
+                    seen += len(records)
+                printer.flush()
+                if args.count is not None and seen >= args.count:
+                    return
+                if batch:
+                    last_record = anyio.current_time()
+                elif (
+                    args.idle_timeout is not None
+                    and anyio.current_time() - last_record >= args.idle_timeout
+                ):
+                    return
+                if at_end is not None and await at_end.reached():
+                    return
+
+        # Ctrl-C (or SIGTERM) is the normal way to end an open-ended consume: stop reading,
+        # commit what was printed, leave the group, exit 0.
+        await _until_signal(loop)
         if group is not None:
             with contextlib.suppress(KafkaError):
                 await consumer.commit()

@@ -274,3 +274,32 @@ def test_topics_alter(kafka_broker: str) -> None:
     shrink = run(["topics", "alter", name, "-p", "1"], bootstrap=kafka_broker)
     assert shrink.returncode == 0  # already 1 partition: nothing to do
     assert run(["topics", "alter", name], bootstrap=kafka_broker).returncode == 2
+
+
+def test_consume_stops_cleanly_on_sigint_and_commits(kafka_broker: str) -> None:
+    name, group = _topic(), f"cli-group-{uuid.uuid4().hex[:8]}"
+    ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
+    ok(run(["produce", name, "--rate", "100"], bootstrap=kafka_broker, stdin="a\nb\nc\n"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_async.cli", "-b", kafka_broker, "consume", name, "-g", group],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_ENV,
+    )
+    try:
+        assert proc.stdout is not None
+        got = [proc.stdout.readline().strip() for _ in range(3)]
+        assert got == ["a", "b", "c"]
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0, err
+        assert rest == ""
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    described = ok(run(["groups", "describe", group], bootstrap=kafka_broker))
+    row = next(line.split() for line in described.splitlines() if line.startswith(name))
+    assert row[:3] == [name, "0", "3"]  # everything printed was committed
