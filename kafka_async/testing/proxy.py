@@ -239,7 +239,9 @@ class FaultProxy:
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
-        tg.start_soon(self._accept_loop)
+        # The tasks get what they need as arguments: they may first run after __aexit__ began
+        # (an exception right after entering), when the attributes are being torn down.
+        tg.start_soon(self._accept_loop, first, tg)
         tg.start_soon(self._tick_loop)
         return self
 
@@ -249,12 +251,16 @@ class FaultProxy:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        tg, self._tg = self._tg, None
+        tg = self._tg
         assert tg is not None
         tg.cancel_scope.cancel()
         try:
-            return await tg.__aexit__(exc_type, exc, tb)
+            # The body's own exception is not handed to the task group, so it propagates
+            # as itself rather than wrapped in an ExceptionGroup; our tasks only get cancelled.
+            await tg.__aexit__(None, None, None)
+            return None
         finally:
+            self._tg = None
             with anyio.CancelScope(shield=True):
                 if self._listener is not None:
                     await self._listener.aclose()
@@ -542,11 +548,11 @@ class FaultProxy:
 
     # -- the data path -----------------------------------------------------------------------
 
-    async def _accept_loop(self) -> None:
-        assert self._listener is not None
-        assert self._tg is not None
+    async def _accept_loop(
+        self, listener: anyio.abc.SocketListener, tg: anyio.abc.TaskGroup
+    ) -> None:
         while True:
-            client = await self._listener.accept()
+            client = await listener.accept()
             with self._lock:
                 self._next_id += 1
                 conn = _Conn(self, self._next_id, client)
@@ -557,7 +563,7 @@ class FaultProxy:
                 self._conns[conn.id] = conn
             self.stats.connections_accepted += 1
             self.stats.connections_active += 1
-            self._tg.start_soon(self._serve, conn)
+            tg.start_soon(self._serve, conn)
 
     async def _tick_loop(self) -> None:
         while True:

@@ -472,3 +472,15 @@ def test_threaded_proxy_resets_on_either_backend(
         address = own.address
     with pytest.raises(KafkaConnectionError):
         _wire.request(address, API_VERSIONS, {}, version=0, timeout=1)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.anyio
+async def test_body_errors_propagate_unwrapped(anyio_backend: str) -> None:
+    with pytest.raises(KeyError):
+        async with FaultProxy("127.0.0.1", _procs.free_port()):
+            raise KeyError("from the body")
+    with anyio.move_on_after(0.05) as scope:
+        async with FaultProxy("127.0.0.1", _procs.free_port()):
+            await anyio.sleep(5)
+    assert scope.cancelled_caught
