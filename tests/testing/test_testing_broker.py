@@ -307,3 +307,22 @@ def test_tansu_auto_creation_facts() -> None:
         resp = _wire.request(broker.bootstrap_servers, METADATA, body, version=9)
         assert resp.topics[0].error_code == 0
         assert topic_partitions(broker.bootstrap_servers, "auto-yes") == 4
+
+
+def test_old_logs_are_pruned() -> None:
+    from kafka_async.testing import broker as broker_mod
+
+    folder = broker_mod._log_dir()
+    old = folder / "tansu-pruning-test-old.log"
+    fresh = folder / "tansu-pruning-test-fresh.log"
+    old.write_text("old")
+    fresh.write_text("fresh")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    broker_mod._log_dir.cache_clear()
+    try:
+        assert broker_mod._log_dir() == folder
+        assert not old.exists()
+        assert fresh.exists()
+    finally:
+        fresh.unlink()
