@@ -275,7 +275,8 @@ async def _latency_producer(args: argparse.Namespace, client: str) -> None:
                     await delivery
                 acks.append((time.time_ns() - sent_ns) / 1e6)
 
-    async with Producer(bootstrap_servers=args.bootstrap) as producer:
+    extra = json.loads(os.environ.get("KAFKA_ASYNC_BENCH_CONFIG", "{}"))
+    async with Producer(bootstrap_servers=args.bootstrap, **extra) as producer:
         async with anyio.create_task_group() as tg:
             tg.start_soon(collect)
             await producer.send(args.topic, b"warm")
@@ -432,7 +433,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--scenarios", default="all", help="comma-separated indexes (0,1,2)")
+    parser.add_argument("--scenarios", default="all", help="comma-separated indexes (0,1,2), all or none")
     # child-process options
     parser.add_argument("--child")
     parser.add_argument("--latency-child")
@@ -452,11 +453,12 @@ def main(argv: list[str] | None = None) -> None:
     from kafka_async.testing.topics import create_topic
 
     clients = [c for c in args.clients.split(",") if c]
-    scenarios = (
-        list(SCENARIOS)
-        if args.scenarios == "all"
-        else [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
-    )
+    if args.scenarios == "all":
+        scenarios = list(SCENARIOS)
+    elif args.scenarios == "none":
+        scenarios = []
+    else:
+        scenarios = [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
     broker = None
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
     if not bootstrap:
