@@ -265,7 +265,15 @@ class Delivery:
         return self.result()
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
-        return self.wait().__await__()
+        # A generator rather than ``self.wait().__await__()``: no coroutine objects per
+        # await, which matters when thousands of tasks each await their own record.
+        batch = self._batch
+        if not batch.done:
+            event = batch._event
+            if event is None:
+                event = batch._event = anyio.Event()
+            yield from event.wait().__await__()
+        return self.result()
 
 
 class PartitionState:
