@@ -112,6 +112,11 @@ def _api_versions_roundtrip(address: str, timeout: float = 5.0) -> float:
     return time.monotonic() - start
 
 
+def _fastest_roundtrip(address: str, tries: int = 3) -> float:
+    """Best of a few round trips: an upper bound on latency that a busy CI box cannot flake."""
+    return min(_api_versions_roundtrip(address) for _ in range(tries))
+
+
 # -- pass-through -----------------------------------------------------------------------------
 
 
@@ -134,16 +139,16 @@ def test_passthrough_and_metadata_points_at_proxy(
 
 
 def test_delay_applies_each_way_and_clears(proxy: FaultProxy) -> None:
-    assert _api_versions_roundtrip(proxy.address) < 0.2
+    assert _fastest_roundtrip(proxy.address) < 0.2
     proxy.set_delay(0.15)
     elapsed = _api_versions_roundtrip(proxy.address)
     assert elapsed >= 0.29, elapsed  # 0.15 out + 0.15 back
     proxy.set_delay(0.15, direction="downstream")
     proxy.set_delay(0.0, direction="upstream")
-    elapsed = _api_versions_roundtrip(proxy.address)
-    assert 0.14 <= elapsed < 0.29, elapsed
+    assert _api_versions_roundtrip(proxy.address) >= 0.14
+    assert _fastest_roundtrip(proxy.address) < 0.29
     proxy.clear()
-    assert _api_versions_roundtrip(proxy.address) < 0.2
+    assert _fastest_roundtrip(proxy.address) < 0.2
 
 
 def test_jitter_never_reorders_pipelined_responses(proxy: FaultProxy, raw: RawClient) -> None:
@@ -162,7 +167,7 @@ def test_bandwidth_throttle(proxy: FaultProxy, raw: RawClient) -> None:
     elapsed = _api_versions_roundtrip(proxy.address)
     assert elapsed >= 0.4, elapsed
     proxy.set_bandwidth(None)
-    assert _api_versions_roundtrip(proxy.address) < 0.2
+    assert _fastest_roundtrip(proxy.address) < 0.2
 
 
 def test_reset_now_sends_rst(proxy: FaultProxy, raw: RawClient) -> None:
@@ -204,7 +209,8 @@ def test_periodic_resets_bound_connection_lifetime(proxy: FaultProxy) -> None:
             assert isinstance(how, (ConnectionResetError, EOFError, BrokenPipeError)), how
         finally:
             client.close()
-    assert all(0.18 <= t <= 0.6 for t in lifetimes), lifetimes
+    # Lower bound exact; the upper one leaves room for a loaded machine (tick + round trip).
+    assert all(0.18 <= t <= 1.0 for t in lifetimes), lifetimes
     proxy.stop_periodic_resets()
     client = RawClient(proxy.address)
     try:
