@@ -156,7 +156,10 @@ def _committed(bootstrap: str, group: str, topic: str) -> int:
 
 @pytest.mark.integration
 @pytest.mark.anyio
-async def test_commit_and_abort_write_markers(kafka_broker: str, new_topic: Any) -> None:
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_commit_and_abort_write_markers(
+    kafka_broker: str, new_topic: Any, anyio_backend: str
+) -> None:
     topic = new_topic(1)
     async with Producer(bootstrap_servers=kafka_broker, transactional_id=f"tx-{topic}") as p:
         with pytest.raises(TransactionStateError, match="outside a transaction"):
@@ -247,3 +250,16 @@ async def test_fenced_by_a_newer_instance(kafka_broker: str, new_topic: Any) -> 
             async with new.transaction():
                 md = await new.send(topic, b"new-1")
             assert md.offset >= 1
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_transaction_calls_need_a_transactional_id(kafka_broker: str) -> None:
+    async with Producer(bootstrap_servers=kafka_broker) as p:
+        with pytest.raises(TransactionStateError, match="transactional_id"):
+            p.begin_transaction()
+        with pytest.raises(TransactionStateError, match="transactional_id"):
+            async with p.transaction():
+                pass
+        with pytest.raises(TransactionStateError, match="transactional_id"):
+            await p.send_offsets_to_transaction({}, "group")
