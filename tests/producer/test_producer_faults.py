@@ -45,6 +45,9 @@ class FaultProxy:
         #: ahead (CRC fixed up): the broker sees a gap, as if it had lost earlier batches.
         self.skew_next_sequence = False
         self.skewed = 0
+        #: Error codes to write into the next Produce responses (first partition of each).
+        self.inject_errors: deque[int] = deque()
+        self.injected = 0
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
@@ -58,13 +61,13 @@ class FaultProxy:
         except OSError:
             await client.aclose()
             return
-        api_keys: deque[int] = deque()
+        api_keys: deque[tuple[int, int]] = deque()
         async with client, upstream, anyio.create_task_group() as tg:
 
             async def requests() -> None:
                 async for frame in _frames(client):
-                    api_key = struct.unpack_from(">h", frame, 4)[0]
-                    api_keys.append(api_key)
+                    api_key, version = struct.unpack_from(">hh", frame, 4)
+                    api_keys.append((api_key, version))
                     if api_key == PRODUCE and self.skew_next_sequence:
                         self.skew_next_sequence = False
                         self.skewed += 1
@@ -74,7 +77,10 @@ class FaultProxy:
 
             async def responses() -> None:
                 async for frame in _frames(upstream):
-                    api_key = api_keys.popleft() if api_keys else -1
+                    api_key, version = api_keys.popleft() if api_keys else (-1, -1)
+                    if api_key == PRODUCE and self.inject_errors:
+                        self.injected += 1
+                        frame = _inject_error(frame, version, self.inject_errors.popleft())
                     if api_key == PRODUCE:
                         self.produce_responses += 1
                         if (
@@ -110,6 +116,22 @@ def _skew_first_sequence(frame: bytes) -> bytes:
     struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
     part.records = bytes(batch)
     out = headers.encode_request(PRODUCE_API, version, correlation_id, client_id, body)
+    return struct.pack(">i", len(out)) + bytes(out)
+
+
+def _inject_error(frame: bytes, version: int, code: int) -> bytes:
+    """Rewrite a Produce response: its first partition answers ``code``."""
+    from kafka_async.protocol import headers
+    from kafka_async.protocol.apis import PRODUCE as PRODUCE_API
+    from kafka_async.protocol.codec import Reader
+
+    r = Reader(frame, 4)
+    correlation_id = headers.read_response_header(r, PRODUCE_API, version)
+    body = PRODUCE_API.decode_response(version, r)
+    part = body.responses[0].partition_responses[0]
+    part.error_code = code
+    part.base_offset = -1
+    out = headers.encode_response(PRODUCE_API, version, correlation_id, body)
     return struct.pack(">i", len(out)) + bytes(out)
 
 
@@ -265,3 +287,40 @@ async def test_sequence_gap_fails_one_batch_and_bumps_the_epoch(proxied_broker: 
     expected.append(b"after")
     assert values == expected  # the rest exactly once, in order
     assert last.offset == len(values) - 1  # the rejected batch took no offsets
+
+
+@pytest.mark.anyio
+@pytest.mark.interop
+async def test_broker_errors_retriable_and_not(proxied_broker: Any) -> None:
+    """NOT_LEADER_OR_FOLLOWER is retried (after a metadata refresh) and, thanks to
+    idempotence, lands once; INVALID_RECORD fails just that batch with its typed error."""
+    from kafka_async.errors import InvalidRecordError, NotLeaderOrFollowerError
+
+    broker, proxy_port = proxied_broker
+    topic = f"errs-{time.monotonic_ns()}"
+    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
+    proxy = FaultProxy(proxy_port, broker.port)
+    async with anyio.create_task_group() as tg:
+        await tg.start(proxy.serve)
+        async with Producer(
+            bootstrap_servers=f"127.0.0.1:{proxy_port}", linger_ms=0, retry_backoff_ms=10
+        ) as producer:
+            proxy.inject_errors.extend([NotLeaderOrFollowerError.code] * 2)
+            retried = await producer.send(topic, value=b"retried")
+            assert producer.statistics()["retries"] == 2
+            proxy.inject_errors.append(InvalidRecordError.code)
+            with pytest.raises(InvalidRecordError):
+                await producer.send(topic, value=b"rejected")
+            after = await producer.send(topic, value=b"after")
+        msgs = await anyio.to_thread.run_sync(
+            consume_confluent, broker.bootstrap_servers, topic, 1, 3
+        )
+        tg.cancel_scope.cancel()
+    assert proxy.injected == 3
+    # The broker did write every batch (the proxy only rewrote answers): the retried one
+    # exactly once, the "rejected" one too, which shows the error came from the answer.
+    assert [m.value() for m in msgs] == [b"retried", b"rejected", b"after"]
+    # The retry was a duplicate the broker recognised; such an answer may carry no offset
+    # (Tansu sends -1; the Java client reports -1 for DUPLICATE_SEQUENCE_NUMBER too).
+    assert retried.offset in (0, -1)
+    assert after.offset == 2
