@@ -248,9 +248,12 @@ def _latency_consumer(args: argparse.Namespace) -> None:
     while len(lat) < args.n and time.monotonic() < deadline:
         # poll() returns as soon as one record is there (consume(n, t) waits for n or t).
         msg = consumer.poll(0.1)
-        if msg is not None and msg.error() is None and msg.value() and len(msg.value()) >= 8:
+        if msg is None or msg.error() is not None:
+            continue
+        value = msg.value()
+        if value is not None and len(value) >= 8:
             now = time.time_ns()
-            lat.append((now - int.from_bytes(msg.value()[:8], "big")) / 1e6)
+            lat.append((now - int.from_bytes(value[:8], "big")) / 1e6)
     consumer.close()
     print(json.dumps(lat))
 
@@ -433,7 +436,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--scenarios", default="all", help="comma-separated indexes (0,1,2), all or none")
+    parser.add_argument(
+        "--scenarios", default="all", help="comma-separated indexes (0,1,2), all or none"
+    )
     # child-process options
     parser.add_argument("--child")
     parser.add_argument("--latency-child")
