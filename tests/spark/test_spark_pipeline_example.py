@@ -25,6 +25,7 @@ def _load_example() -> Any:
     return module
 
 
+@pytest.mark.slow  # a shuffle, a write and two reads: about 30 s on a 2-core machine
 def test_spark_pipeline_example(spark: Any, kafka_broker: str, new_topic: Any) -> None:
     example = _load_example()
     topic = new_topic(3, prefix="demo")

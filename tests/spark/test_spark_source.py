@@ -153,13 +153,13 @@ def _stream_to_parquet(
 def test_streaming_micro_batches_and_restart_from_checkpoint(
     spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
 ) -> None:
-    topic, first = _fill(new_topic, ck_produce, kafka_broker, 2, 50)
+    topic, first = _fill(new_topic, ck_produce, kafka_broker, 2, 30)
     out = tempfile.mkdtemp(prefix="spark-out-")
     checkpoint = tempfile.mkdtemp(prefix="spark-ckpt-")
 
-    query = _stream_to_parquet(spark, kafka_broker, topic, out, checkpoint, 30)
+    query = _stream_to_parquet(spark, kafka_broker, topic, out, checkpoint, 25)
     sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
-    assert sizes == [30, 30, 30, 10], sizes  # maxOffsetsPerTrigger=30 over 100 records
+    assert sizes == [25, 25, 10], sizes  # maxOffsetsPerTrigger=25 over 60 records
 
     # More data arrives while the query is down; the restart resumes from the checkpoint.
     more = [
@@ -196,3 +196,16 @@ def test_streaming_starting_offsets_json_and_latest(
     assert query.awaitTermination(120)
     got = sorted((r.partition, r.offset) for r in spark.sql(f"select * from {name}").collect())
     assert got == [(0, 7), (0, 8), (0, 9)]  # partition 1 starts at its end
+
+
+def test_fail_on_data_loss(spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any) -> None:
+    # Offsets past the end are what a recreated topic looks like to a query that read the old
+    # one (the embedded broker cannot delete records, so retention cannot be staged here).
+    topic, records = _fill(new_topic, ck_produce, kafka_broker, 1, 10)
+    start = f'{{"{topic}":{{"0":50}}}}'
+    with pytest.raises(Exception, match="failOnDataLoss"):
+        _reader(spark, kafka_broker, subscribe=topic, startingOffsets=start).collect()
+    lenient = _reader(
+        spark, kafka_broker, subscribe=topic, startingOffsets=start, failOnDataLoss="false"
+    )
+    assert sorted(r.offset for r in lenient.collect()) == list(range(len(records)))
