@@ -313,8 +313,9 @@ def test_old_logs_are_pruned() -> None:
     from kafka_async.testing import broker as broker_mod
 
     folder = broker_mod._log_dir()
-    old = folder / "tansu-pruning-test-old.log"
-    fresh = folder / "tansu-pruning-test-fresh.log"
+    tag = os.urandom(6).hex()  # parallel runs share the folder
+    old = folder / f"tansu-pruning-test-{tag}-old.log"
+    fresh = folder / f"tansu-pruning-test-{tag}-fresh.log"
     old.write_text("old")
     fresh.write_text("fresh")
     two_days_ago = time.time() - 2 * 24 * 3600
