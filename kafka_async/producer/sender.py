@@ -160,12 +160,7 @@ class Sender:
                     return
                 await self._wait(None)
                 continue
-            if (
-                self._idempotent
-                and (acc.producer_id < 0 or self._bump_needed)
-                and not await self._ensure_producer_id()
-            ):
-                continue
+            # Expiry first: records must time out even while no producer id can be had.
             now = time.monotonic()
             expired, unresolved = acc.expire(now)
             if expired:
@@ -174,6 +169,13 @@ class Sender:
                     self._sequence_unresolved(expired[0].error)
                 if self._txn is not None:
                     self._txn.abortable_error(expired[0].error or KafkaTimeoutError("expired"))
+            if (
+                self._idempotent
+                and (acc.producer_id < 0 or self._bump_needed)
+                and not await self._ensure_producer_id()
+            ):
+                continue
+            now = time.monotonic()
             if self._txn is not None and self._txn.pending:
                 await self._add_partitions_to_txn()
             nodes, delay, unknown = acc.ready(self._leader_for, now)
