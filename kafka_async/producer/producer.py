@@ -395,7 +395,11 @@ class Producer:
         timestamp_ms: int | None = None,
         headers: Headers | None = None,
     ) -> RecordMetadata:
-        """Send one record and wait for the broker's acknowledgement (``acks``)."""
+        """Send one record and wait for the broker's acknowledgement (``acks``).
+
+        Cancelling the call once the record is queued does not take it back: it is still
+        sent, and only the wait for its acknowledgement is abandoned.
+        """
         delivery = await self.enqueue(topic, value, key, partition, timestamp_ms, headers)
         return await delivery
 
