@@ -185,10 +185,11 @@ class Ledger:
         self._entries[(partition, seq)] = _Entry()
         return seq, encode_value(self.run_id, partition, seq, size)
 
-    def acked(self, partition: int, seq: int, offset: int = -1) -> None:
-        """The producer reported success (``offset`` -1 when unknown, e.g. acks=0)."""
+    def acked(self, partition: int, seq: int, offset: int | None = -1) -> None:
+        """The producer reported success (``offset`` -1 or None when unknown, e.g. acks=0)."""
         entry = self._entry(partition, seq)
-        entry.state, entry.offset, entry.error = "acked", offset, None
+        entry.state, entry.error = "acked", None
+        entry.offset = -1 if offset is None else offset
 
     def failed(self, partition: int, seq: int, error: BaseException | str) -> None:
         """The producer reported failure to the application."""
