@@ -362,8 +362,8 @@ async def test_unknown_topic_waits_then_times_out(kafka_broker: str) -> None:
 
 
 @pytest.mark.anyio
-async def test_unknown_topic_waits_for_creation(kafka_broker: str, new_topic: NewTopic) -> None:
-    name = new_topic.__name__ and f"late-{time.monotonic_ns()}"
+async def test_unknown_topic_waits_for_creation(kafka_broker: str) -> None:
+    name = f"late-{time.monotonic_ns()}"
 
     async def create_later() -> None:
         await anyio.sleep(0.5)
