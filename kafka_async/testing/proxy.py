@@ -16,9 +16,11 @@ Faults can be switched at any time and apply to open connections too:
   :meth:`~FaultProxy.set_bandwidth` (bytes per second), :meth:`~FaultProxy.reset_connections`
   (TCP RST now), :meth:`~FaultProxy.reset_after_bytes`, :meth:`~FaultProxy.reset_periodically`
   (each connection lives a random 0.5-1.5 s by default), :meth:`~FaultProxy.set_blackhole`
-  (accept, read, never answer: a half-open peer);
+  (accept, read, never answer: a half-open peer), :meth:`~FaultProxy.pause` /
+  :meth:`~FaultProxy.resume` (a partition that heals: held bytes flow again in order);
 * protocol (the proxy parses request frames, so it knows each response's API key, version
-  and correlation id): :meth:`~FaultProxy.drop_responses`,
+  and correlation id): :meth:`~FaultProxy.drop_requests` (never reaches the broker),
+  :meth:`~FaultProxy.drop_responses` (applied by the broker, answer lost),
   :meth:`~FaultProxy.truncate_responses`, :meth:`~FaultProxy.corrupt_responses`,
   :meth:`~FaultProxy.rewrite_error` (decode, set every ``error_code``, re-encode with
   ``kafka_async.protocol``) and the general :meth:`~FaultProxy.mutate_responses`.
@@ -94,6 +96,7 @@ class ProxyStats:
     bytes_downstream: int = 0
     requests: int = 0
     responses: int = 0
+    requests_dropped: int = 0
     responses_dropped: int = 0
     responses_truncated: int = 0
     responses_corrupted: int = 0
@@ -185,6 +188,9 @@ class FaultProxy:
         self._conns: dict[int, _Conn] = {}
         self._next_id = 0
         self._rules: list[_Rule] = []
+        self._request_rules: list[_Rule] = []
+        #: Set while paused: writers wait for it before moving any byte.
+        self._resume: anyio.Event | None = None
         self._delay = {"upstream": (0.0, 0.0), "downstream": (0.0, 0.0)}
         self._rate: dict[str, float | None] = {"upstream": None, "downstream": None}
         self._reset_after: int | None = None
@@ -385,6 +391,33 @@ class FaultProxy:
 
         self._in_loop(do)
 
+    def pause(self) -> None:
+        """Hold every byte in both directions (a network partition without resets).
+
+        Connections stay open and new ones are accepted; nothing moves until :meth:`resume`,
+        when held data flows again in order. Clients see requests time out, then recover.
+        """
+
+        def do() -> None:
+            if self._resume is None:
+                self._resume = anyio.Event()
+
+        self._in_loop(do)
+
+    def resume(self) -> None:
+        """Let held data flow again (see :meth:`pause`)."""
+
+        def do() -> None:
+            event, self._resume = self._resume, None
+            if event is not None:
+                event.set()
+
+        self._in_loop(do)
+
+    @property
+    def paused(self) -> bool:
+        return self._resume is not None
+
     def set_blackhole(self, enabled: bool = True) -> None:
         """Black-hole: accept and read, never forward or answer.
 
@@ -403,6 +436,16 @@ class FaultProxy:
         self._in_loop(do)
 
     # -- control: protocol faults ----------------------------------------------------------------
+
+    def drop_requests(self, api_key: int | None = None, count: int | None = 1) -> None:
+        """Swallow matching requests: the broker never sees them, the client never hears back.
+
+        Unlike :meth:`drop_responses`, the request is *not* applied (a produce is not written).
+        """
+        if count is not None and count < 1:
+            raise ValueError("count must be >= 1 (or None for every matching request)")
+        with self._lock:
+            self._request_rules.append(_Rule(api_key, count, _no_action))
 
     def drop_responses(self, api_key: int | None = None, count: int | None = 1) -> None:
         """Forward matching requests, swallow their responses (``count`` None: all)."""
@@ -516,6 +559,7 @@ class FaultProxy:
         def do() -> None:
             with self._lock:
                 self._rules.clear()
+                self._request_rules.clear()
                 for conn in self._conns.values():
                     conn.byte_budget = None
                     conn.reset_at = None
@@ -524,13 +568,17 @@ class FaultProxy:
             self._reset_after = None
             self._reset_period = None
             self._blackhole = False
+            event, self._resume = self._resume, None
+            if event is not None:
+                event.set()
 
         self._in_loop(do)
 
     def pending_rules(self) -> int:
-        """Response faults still waiting for a matching response."""
+        """Request and response faults still waiting for a matching message."""
         with self._lock:
-            return sum(1 for r in self._rules if r.remaining is None or r.remaining > 0)
+            rules = self._rules + self._request_rules
+            return sum(1 for r in rules if r.remaining is None or r.remaining > 0)
 
     def _add_rule(self, api_key: int | None, count: int | None, action: ResponseAction) -> None:
         if count is not None and count < 1:
@@ -638,8 +686,7 @@ class FaultProxy:
                 await _discard(src)
                 await anyio.sleep_forever()
             if direction == "upstream":
-                self._note_request(conn, frame)
-                out: bytes | None = frame
+                out: bytes | None = frame if self._note_request(conn, frame) else None
             else:
                 out = self._apply_rules(conn, frame)
             if out is not None:
@@ -678,6 +725,8 @@ class FaultProxy:
                     wait = release_at - time.monotonic()
                     if wait > 0:
                         await anyio.sleep(wait)
+                    while (held := self._resume) is not None:
+                        await held.wait()
                     if not conn.blackholed:
                         await self._write(conn, direction, dst, data)
         except _IO_ERRORS:
@@ -714,10 +763,22 @@ class FaultProxy:
         else:
             self.stats.bytes_downstream += n
 
-    def _note_request(self, conn: _Conn, frame: bytes) -> None:
+    def _note_request(self, conn: _Conn, frame: bytes) -> bool:
+        """Record a request; False when a rule drops it (it must not be forwarded)."""
         info = _parse_request(conn.id, frame)
         if info is None:
-            return
+            return True
+        with self._lock:
+            rule = next((r for r in self._request_rules if r.matches(info)), None)
+            if rule is not None:
+                if rule.remaining is not None:
+                    rule.remaining -= 1
+                self._request_rules = [
+                    r for r in self._request_rules if r.remaining is None or r.remaining > 0
+                ]
+        if rule is not None:
+            self.stats.requests_dropped += 1
+            return False
         self.stats.requests += 1
         self.stats.requests_by_api[info.api_key] = (
             self.stats.requests_by_api.get(info.api_key, 0) + 1
@@ -725,6 +786,7 @@ class FaultProxy:
         self.requests.append(info)
         if info.expects_response:
             conn.pending.append(info)
+        return True
 
     def _apply_rules(self, conn: _Conn, frame: bytes) -> bytes | None:
         self.stats.responses += 1
@@ -749,6 +811,10 @@ class FaultProxy:
                 rule.remaining -= 1
             self._rules = [r for r in self._rules if r.remaining is None or r.remaining > 0]
         return rule.action(conn, info, frame)
+
+
+def _no_action(conn: _Conn, info: RequestInfo, frame: bytes) -> bytes | None:
+    return frame
 
 
 class _BadFrame(Exception):

@@ -278,6 +278,60 @@ def test_dropped_response_request_was_applied(
     assert topic_partitions(broker.bootstrap_servers, "dropped-ack") == 2
 
 
+def test_drop_request_never_reaches_the_broker(
+    shared_broker: tuple[EmbeddedBroker, FaultProxy], proxy: FaultProxy, raw: RawClient
+) -> None:
+    broker, _ = shared_broker
+    proxy.drop_requests(api_key=18, count=1)
+    before = proxy.stats.requests_dropped
+    for cid in (1, 2, 3):
+        raw.send(cid)
+    assert raw.recv_cid() == 2
+    assert raw.recv_cid() == 3
+    assert proxy.stats.requests_dropped == before + 1
+    proxy.drop_requests(api_key=19)
+    body = {
+        "topics": [
+            {
+                "name": "never-created",
+                "num_partitions": 1,
+                "replication_factor": 1,
+                "assignments": [],
+                "configs": [],
+            }
+        ],
+        "timeout_ms": 5000,
+    }
+    with pytest.raises(Exception, match="timed out"):
+        _wire.request(proxy.address, CREATE_TOPICS, body, timeout=0.5)
+    assert topic_partitions(broker.bootstrap_servers, "never-created") is None
+
+
+def test_pause_holds_bytes_and_resume_delivers_them(proxy: FaultProxy) -> None:
+    client = RawClient(proxy.address, timeout=0.3)
+    try:
+        client.send(1)
+        assert client.recv_cid() == 1
+        proxy.pause()
+        assert proxy.paused
+        client.send(2)
+        with pytest.raises(socket.timeout):
+            client.recv_frame()
+        late = RawClient(proxy.address, timeout=0.3)  # accepted even while paused
+        try:
+            late.send(9)
+            proxy.resume()
+            assert not proxy.paused
+            client.sock.settimeout(5)
+            late.sock.settimeout(5)
+            assert client.recv_cid() == 2
+            assert late.recv_cid() == 9
+        finally:
+            late.close()
+    finally:
+        client.close()
+
+
 def test_truncated_response_reframed_fails_decoding(proxy: FaultProxy) -> None:
     proxy.truncate_responses(api_key=18, keep=6)
     with pytest.raises(ProtocolDecodeError):
