@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_async.protocol.apis import METADATA
 from kafka_async.testing import EmbeddedBroker, _wire, topic_partitions
 
 pytestmark = pytest.mark.integration
@@ -53,6 +54,7 @@ def _run_child_pytest(
             "-m",
             "pytest",
             "-q",
+            "-s",
             "-rs",
             "-p",
             "no:cacheprovider",
@@ -70,16 +72,26 @@ def _run_child_pytest(
 
 
 def test_env_bootstrap_servers_wins(tmp_path: Path) -> None:
-    out = _run_child_pytest(
-        tmp_path,
-        """
-        def test_it(kafka_broker):
-            assert kafka_broker == "203.0.113.7:9092"
-        """,
-        {"KAFKA_BOOTSTRAP_SERVERS": "203.0.113.7:9092"},
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "1 passed" in out.stdout
+    """A user's own broker via $KAFKA_BOOTSTRAP_SERVERS: kafka_broker and new_topic use it."""
+    with EmbeddedBroker() as external:
+        out = _run_child_pytest(
+            tmp_path,
+            f"""
+            from kafka_async.testing import topic_partitions
+
+            def test_it(kafka_broker, new_topic):
+                assert kafka_broker == "{external.bootstrap_servers}"
+                name = new_topic(2, prefix="from-child")
+                assert topic_partitions(kafka_broker, name) == 2
+                print("TOPIC=" + name)
+            """,
+            {"KAFKA_BOOTSTRAP_SERVERS": external.bootstrap_servers},
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "1 passed" in out.stdout
+        resp = _wire.request(external.bootstrap_servers, METADATA, {"topics": None}, version=1)
+        names = [t.name for t in resp.topics]
+        assert any(n.startswith("from-child-") for n in names), names
 
 
 def test_testcontainers_without_docker_skips_with_reason(tmp_path: Path) -> None:
