@@ -327,3 +327,30 @@ def test_old_logs_are_pruned() -> None:
         assert fresh.exists()
     finally:
         fresh.unlink()
+
+
+@pytest.mark.parametrize("extra", [[], ["--proxy"]])
+def test_command_line_broker(extra: list[str]) -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_async.testing", "--topic", "cli:3", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        address = proc.stdout.readline().strip()
+        assert _wire.probe(address, timeout=5)
+        assert topic_partitions(address, "cli") == 3
+        resp = _wire.request(address, METADATA, {"topics": []}, version=1)
+        # With --proxy, Metadata sends clients to the proxy: the address they bootstrapped from.
+        assert f"{resp.brokers[0].host}:{resp.brokers[0].port}" == address
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not _wire.probe(address)
