@@ -28,7 +28,9 @@ from typing import IO
 
 import anyio
 
-_LIVE: set[subprocess.Popen[bytes]] = set()
+#: Live children and the pid of the process that spawned each: a forked copy of this process
+#: inherits the table, and must leave its parent's children alone.
+_LIVE: dict[subprocess.Popen[bytes], int] = {}
 _LIVE_LOCK = threading.Lock()
 _PR_SET_PDEATHSIG = 1
 
@@ -79,13 +81,13 @@ def spawn(
         preexec_fn=preexec,
     )
     with _LIVE_LOCK:
-        _LIVE.add(proc)
+        _LIVE[proc] = os.getpid()
     return proc
 
 
 def _forget(proc: subprocess.Popen[bytes]) -> None:
     with _LIVE_LOCK:
-        _LIVE.discard(proc)
+        _LIVE.pop(proc, None)
 
 
 def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -154,13 +156,14 @@ async def kill_async(proc: subprocess.Popen[bytes]) -> int:
 def live_pids() -> list[int]:
     """Pids of children spawned here and not yet reaped (for tests and debugging)."""
     with _LIVE_LOCK:
-        return [p.pid for p in _LIVE if p.poll() is None]
+        return [p.pid for p, owner in _LIVE.items() if owner == os.getpid() and p.poll() is None]
 
 
 @atexit.register
 def _cleanup_at_exit() -> None:
+    me = os.getpid()
     with _LIVE_LOCK:
-        procs = list(_LIVE)
+        procs = [proc for proc, owner in _LIVE.items() if owner == me]
     for proc in procs:
         _signal(proc, signal.SIGTERM)
     deadline = time.monotonic() + 3.0

@@ -354,3 +354,17 @@ def test_command_line_broker(extra: list[str]) -> None:
             proc.kill()
             proc.wait()
     assert not _wire.probe(address)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_leaves_parents_broker_alone() -> None:
+    with EmbeddedBroker() as broker:
+        pid = os.fork()
+        if pid == 0:  # the child: run the exit-time cleanup as a forked worker would
+            try:
+                _procs._cleanup_at_exit()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        assert broker.running
+        assert _wire.probe(broker.bootstrap_servers)
