@@ -87,6 +87,7 @@ _SIZE = struct.Struct(">i")
 _UNSUPPORTED_VERSION = 35
 _READ_CHUNK = 65536
 _READ_MAX = 262144
+_PREALLOC_MAX = 1 << 20  # frames up to this size are read into one preallocated buffer
 _CLOSE_GRACE = 1.0  # seconds close() and shutdown wait for the socket to close
 
 _NEW, _CONNECTING, _READY, _CLOSED = "new", "connecting", "ready", "closed"
@@ -646,6 +647,21 @@ class BrokerConnection:
         if have >= n:
             out = rbuf[:n]
             del rbuf[:n]
+            return out
+        if n > _PREALLOC_MAX:
+            # Grow with what arrives rather than trusting the announced size: a peer that
+            # announces 64 MiB and sends 1 KiB must not make us allocate 64 MiB.
+            out = bytearray(rbuf)
+            rbuf.clear()
+            while len(out) < n:
+                need = n - len(out)
+                chunk = await stream.receive(min(max(need, _READ_CHUNK), _READ_MAX))
+                self.bytes_received += len(chunk)
+                if len(chunk) <= need:
+                    out += chunk
+                else:
+                    out += memoryview(chunk)[:need]
+                    rbuf += memoryview(chunk)[need:]
             return out
         out = bytearray(n)
         view = memoryview(out)

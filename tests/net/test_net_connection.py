@@ -503,3 +503,33 @@ async def test_close_interrupts_a_slow_connect_and_a_stuck_handshake() -> None:
         with anyio.fail_after(1), pytest.raises(KafkaConnectionError, match="handshake"):
             await conn.connect(tg)
         tg.cancel_scope.cancel()
+
+
+async def test_announced_size_is_not_trusted_for_allocation() -> None:
+    # Regression: a frame announcing 64 MiB but carrying 1 KiB once allocated 64 MiB up front.
+    import tracemalloc
+
+    async with scripted() as (conn, peer):
+        assert peer.server is not None
+        failures: list[BaseException] = []
+
+        async def one() -> None:
+            try:
+                await conn.request(METADATA, md_body("1"))
+            except KafkaConnectionError as exc:
+                failures.append(exc)
+
+        tracemalloc.start()
+        try:
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(one)
+                    await peer.next_request()
+                    await peer.server.send(struct.pack(">i", 64 << 20) + b"\0" * 1024)
+                    await anyio.wait_all_tasks_blocked()
+                    await peer.server.aclose()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert len(failures) == 1
+        assert peak < 8 << 20, f"peak allocation {peak} bytes"
