@@ -22,7 +22,10 @@ from kafka_async.errors import (
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import FIND_COORDINATOR, METADATA
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"]),
+]
 
 
 class Cluster:
