@@ -20,10 +20,12 @@ Faults can be switched at any time and apply to open connections too:
   :meth:`~FaultProxy.resume` (a partition that heals: held bytes flow again in order);
 * protocol (the proxy parses request frames, so it knows each response's API key, version
   and correlation id): :meth:`~FaultProxy.drop_requests` (never reaches the broker),
-  :meth:`~FaultProxy.drop_responses` (applied by the broker, answer lost),
-  :meth:`~FaultProxy.truncate_responses`, :meth:`~FaultProxy.corrupt_responses`,
+  :meth:`~FaultProxy.drop_responses` (applied by the broker, answer lost; optionally with a
+  reset), :meth:`~FaultProxy.truncate_responses`, :meth:`~FaultProxy.corrupt_responses`,
   :meth:`~FaultProxy.rewrite_error` (decode, set every ``error_code``, re-encode with
-  ``kafka_async.protocol``) and the general :meth:`~FaultProxy.mutate_responses`.
+  ``kafka_async.protocol``), and the general :meth:`~FaultProxy.mutate_responses` and
+  :meth:`~FaultProxy.mutate_requests`. Each acts on the next ``count`` messages of an API key
+  (None: all), after letting ``after`` of them pass.
 
 The proxy runs in the task group of whoever enters it (``async with``), or in a thread of its
 own (:meth:`FaultProxy.start_in_thread`, or ``with proxy.in_thread():``), which suits
@@ -101,7 +103,8 @@ class ProxyStats:
     responses_truncated: int = 0
     responses_corrupted: int = 0
     responses_rewritten: int = 0
-    #: Responses a rule wanted to rewrite but that did not decode (forwarded unchanged).
+    requests_rewritten: int = 0
+    #: Messages a rule wanted to rewrite but that did not decode (forwarded unchanged).
     rewrite_failures: int = 0
     requests_by_api: dict[int, int] = field(default_factory=dict)
 
@@ -111,16 +114,37 @@ ResponseAction = Callable[["_Conn", RequestInfo, bytes], "bytes | None"]
 
 @dataclass
 class _Rule:
-    """A response fault: applies to the next ``remaining`` matching responses (None: all)."""
+    """A fault on matching messages: lets ``skip`` pass, then acts on ``remaining`` (None: all)."""
 
     api_key: int | None
     remaining: int | None
     action: ResponseAction
+    skip: int = 0
 
     def matches(self, info: RequestInfo) -> bool:
         if self.remaining is not None and self.remaining <= 0:
             return False
         return self.api_key is None or self.api_key == info.api_key
+
+
+def _pick_rule(rules: list[_Rule], info: RequestInfo) -> tuple[_Rule | None, list[_Rule]]:
+    """The rule that acts on this message (consuming a skip or a count), and the rules left.
+
+    A rule still letting messages pass consumes this one's skip and does not shadow later
+    rules. Call with the proxy lock held.
+    """
+    chosen = None
+    for rule in rules:
+        if not rule.matches(info):
+            continue
+        if rule.skip > 0:
+            rule.skip -= 1
+            continue
+        chosen = rule
+        if rule.remaining is not None:
+            rule.remaining -= 1
+        break
+    return chosen, [r for r in rules if r.remaining is None or r.remaining > 0]
 
 
 class _Conn:
@@ -437,24 +461,75 @@ class FaultProxy:
 
     # -- control: protocol faults ----------------------------------------------------------------
 
-    def drop_requests(self, api_key: int | None = None, count: int | None = 1) -> None:
+    def drop_requests(
+        self, api_key: int | None = None, count: int | None = 1, *, after: int = 0
+    ) -> None:
         """Swallow matching requests: the broker never sees them, the client never hears back.
 
         Unlike :meth:`drop_responses`, the request is *not* applied (a produce is not written).
+        ``after`` matching requests pass untouched first (as for every fault below).
         """
-        if count is not None and count < 1:
-            raise ValueError("count must be >= 1 (or None for every matching request)")
-        with self._lock:
-            self._request_rules.append(_Rule(api_key, count, _no_action))
 
-    def drop_responses(self, api_key: int | None = None, count: int | None = 1) -> None:
-        """Forward matching requests, swallow their responses (``count`` None: all)."""
+        def drop(conn: _Conn, info: RequestInfo, frame: bytes) -> bytes | None:
+            self.stats.requests_dropped += 1
+            return None
+
+        self._add_rule("request", api_key, count, after, drop)
+
+    def mutate_requests(
+        self, api_key: int, fn: Callable[[Any], Any], count: int | None = 1, *, after: int = 0
+    ) -> None:
+        """Decode matching requests, pass them to ``fn``, forward the re-encoded result.
+
+        ``fn`` gets the decoded request body (change it in place or return a new one; None
+        means unchanged), e.g. to skew a Produce batch's base sequence. The broker answers the
+        changed request; the response is matched as usual.
+        """
+        api = BY_KEY.get(api_key)
+        if api is None:
+            raise ValueError(f"unknown API key {api_key}")
+
+        def mutate(conn: _Conn, info: RequestInfo, frame: bytes) -> bytes | None:
+            try:
+                r = Reader(memoryview(frame)[4:])
+                _, version, correlation_id, client_id = headers.decode_request_header(r)
+                if headers.request_header_version(api, version) >= 2:
+                    headers.skip_tags(r)
+                msg = api.decode_request(version, r)
+                out = fn(msg)
+                payload = headers.encode_request(
+                    api, version, correlation_id, client_id, msg if out is None else out
+                )
+            except Exception:
+                self.stats.rewrite_failures += 1
+                return frame
+            self.stats.requests_rewritten += 1
+            return _SIZE.pack(len(payload)) + bytes(payload)
+
+        self._add_rule("request", api_key, count, after, mutate)
+
+    def drop_responses(
+        self,
+        api_key: int | None = None,
+        count: int | None = 1,
+        *,
+        after: int = 0,
+        reset: bool = False,
+    ) -> None:
+        """Forward matching requests, swallow their responses (``count`` None: all).
+
+        The broker applied the request; the client never hears back. With ``reset=True`` the
+        connection is also reset, as when a link dies between the broker's write and the
+        client's read; otherwise it stays open and the client's request times out.
+        """
 
         def drop(conn: _Conn, info: RequestInfo, frame: bytes) -> bytes | None:
             self.stats.responses_dropped += 1
+            if reset:
+                conn.reset()
             return None
 
-        self._add_rule(api_key, count, drop)
+        self._add_rule("response", api_key, count, after, drop)
 
     def truncate_responses(
         self,
@@ -463,6 +538,7 @@ class FaultProxy:
         count: int | None = 1,
         *,
         reframe: bool = True,
+        after: int = 0,
     ) -> None:
         """Cut matching responses to their first ``keep`` payload bytes.
 
@@ -481,7 +557,7 @@ class FaultProxy:
             conn.byte_budget = 4 + len(payload)
             return frame[:4] + payload
 
-        self._add_rule(api_key, count, truncate)
+        self._add_rule("response", api_key, count, after, truncate)
 
     def corrupt_responses(
         self,
@@ -490,6 +566,7 @@ class FaultProxy:
         *,
         offset: int | None = None,
         flips: int = 1,
+        after: int = 0,
     ) -> None:
         """XOR bytes of matching responses with 0xFF.
 
@@ -512,10 +589,10 @@ class FaultProxy:
             self.stats.responses_corrupted += 1
             return bytes(data)
 
-        self._add_rule(api_key, count, corrupt)
+        self._add_rule("response", api_key, count, after, corrupt)
 
     def mutate_responses(
-        self, api_key: int, fn: Callable[[Any], Any], count: int | None = 1
+        self, api_key: int, fn: Callable[[Any], Any], count: int | None = 1, *, after: int = 0
     ) -> None:
         """Decode matching responses, pass them to ``fn``, re-encode what it returns.
 
@@ -542,16 +619,18 @@ class FaultProxy:
             self.stats.responses_rewritten += 1
             return _SIZE.pack(len(body)) + bytes(body)
 
-        self._add_rule(api_key, count, mutate)
+        self._add_rule("response", api_key, count, after, mutate)
 
-    def rewrite_error(self, api_key: int, error_code: int, count: int | None = 1) -> None:
+    def rewrite_error(
+        self, api_key: int, error_code: int, count: int | None = 1, *, after: int = 0
+    ) -> None:
         """Set every ``error_code`` field (top level and nested) of matching responses."""
 
         def set_codes(msg: Any) -> Any:
             _set_error_codes(msg, error_code)
             return msg
 
-        self.mutate_responses(api_key, set_codes, count)
+        self.mutate_responses(api_key, set_codes, count, after=after)
 
     def clear(self) -> None:
         """Remove every fault (connections already black-holed stay so)."""
@@ -580,11 +659,24 @@ class FaultProxy:
             rules = self._rules + self._request_rules
             return sum(1 for r in rules if r.remaining is None or r.remaining > 0)
 
-    def _add_rule(self, api_key: int | None, count: int | None, action: ResponseAction) -> None:
+    def _add_rule(
+        self,
+        kind: Literal["request", "response"],
+        api_key: int | None,
+        count: int | None,
+        after: int,
+        action: ResponseAction,
+    ) -> None:
         if count is not None and count < 1:
-            raise ValueError("count must be >= 1 (or None for every matching response)")
+            raise ValueError("count must be >= 1 (or None for every matching message)")
+        if after < 0:
+            raise ValueError("after must be >= 0")
+        rule = _Rule(api_key, count, action, after)
         with self._lock:
-            self._rules.append(_Rule(api_key, count, action))
+            if kind == "response":
+                self._rules = [*self._rules, rule]
+            else:
+                self._request_rules = [*self._request_rules, rule]
 
     @staticmethod
     def _directions(direction: Direction) -> tuple[str, ...]:
@@ -686,7 +778,7 @@ class FaultProxy:
                 await _discard(src)
                 await anyio.sleep_forever()
             if direction == "upstream":
-                out: bytes | None = frame if self._note_request(conn, frame) else None
+                out: bytes | None = self._note_request(conn, frame)
             else:
                 out = self._apply_rules(conn, frame)
             if out is not None:
@@ -763,22 +855,18 @@ class FaultProxy:
         else:
             self.stats.bytes_downstream += n
 
-    def _note_request(self, conn: _Conn, frame: bytes) -> bool:
-        """Record a request; False when a rule drops it (it must not be forwarded)."""
+    def _note_request(self, conn: _Conn, frame: bytes) -> bytes | None:
+        """Record a request and apply request rules; None when it must not be forwarded."""
         info = _parse_request(conn.id, frame)
         if info is None:
-            return True
+            return frame
         with self._lock:
-            rule = next((r for r in self._request_rules if r.matches(info)), None)
-            if rule is not None:
-                if rule.remaining is not None:
-                    rule.remaining -= 1
-                self._request_rules = [
-                    r for r in self._request_rules if r.remaining is None or r.remaining > 0
-                ]
+            rule, self._request_rules = _pick_rule(self._request_rules, info)
         if rule is not None:
-            self.stats.requests_dropped += 1
-            return False
+            out = rule.action(conn, info, frame)
+            if out is None:
+                return None
+            frame = out
         self.stats.requests += 1
         self.stats.requests_by_api[info.api_key] = (
             self.stats.requests_by_api.get(info.api_key, 0) + 1
@@ -786,7 +874,7 @@ class FaultProxy:
         self.requests.append(info)
         if info.expects_response:
             conn.pending.append(info)
-        return True
+        return frame
 
     def _apply_rules(self, conn: _Conn, frame: bytes) -> bytes | None:
         self.stats.responses += 1
@@ -804,17 +892,10 @@ class FaultProxy:
         if info is None:
             return frame
         with self._lock:
-            rule = next((r for r in self._rules if r.matches(info)), None)
-            if rule is None:
-                return frame
-            if rule.remaining is not None:
-                rule.remaining -= 1
-            self._rules = [r for r in self._rules if r.remaining is None or r.remaining > 0]
+            rule, self._rules = _pick_rule(self._rules, info)
+        if rule is None:
+            return frame
         return rule.action(conn, info, frame)
-
-
-def _no_action(conn: _Conn, info: RequestInfo, frame: bytes) -> bytes | None:
-    return frame
 
 
 class _BadFrame(Exception):

@@ -6,6 +6,7 @@ import socket
 import struct
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -332,6 +333,51 @@ def test_pause_holds_bytes_and_resume_delivers_them(proxy: FaultProxy) -> None:
         client.close()
 
 
+def test_after_lets_matching_messages_pass_first(proxy: FaultProxy, raw: RawClient) -> None:
+    proxy.drop_responses(api_key=18, count=1, after=2)
+    for cid in (1, 2, 3, 4):
+        raw.send(cid)
+    assert [raw.recv_cid() for _ in range(3)] == [1, 2, 4]
+    assert proxy.pending_rules() == 0
+
+
+def test_drop_response_with_reset(proxy: FaultProxy, raw: RawClient) -> None:
+    before = proxy.stats.requests
+    proxy.drop_responses(api_key=18, reset=True)
+    raw.send(1)
+    got, how = raw.read_until_closed()
+    assert got == b""
+    assert isinstance(how, ConnectionResetError), how
+    assert proxy.stats.requests == before + 1  # the request did reach the broker
+
+
+def test_mutate_requests_changes_what_the_broker_applies(
+    shared_broker: tuple[EmbeddedBroker, FaultProxy], proxy: FaultProxy
+) -> None:
+    broker, _ = shared_broker
+
+    def three_partitions(req: Any) -> None:
+        req.topics[0].num_partitions = 3
+
+    proxy.mutate_requests(19, three_partitions)
+    body = {
+        "topics": [
+            {
+                "name": "mutated-request",
+                "num_partitions": 1,
+                "replication_factor": 1,
+                "assignments": [],
+                "configs": [],
+            }
+        ],
+        "timeout_ms": 5000,
+    }
+    resp = _wire.request(proxy.address, CREATE_TOPICS, body)
+    assert resp.topics[0].error_code == 0
+    assert topic_partitions(broker.bootstrap_servers, "mutated-request") == 3
+    assert proxy.stats.requests_rewritten >= 1
+
+
 def test_truncated_response_reframed_fails_decoding(proxy: FaultProxy) -> None:
     proxy.truncate_responses(api_key=18, keep=6)
     with pytest.raises(ProtocolDecodeError):
@@ -428,6 +474,10 @@ def test_control_methods_validate_arguments(proxy: FaultProxy) -> None:
         proxy.reset_periodically(1.0, 0.5)
     with pytest.raises(ValueError):
         proxy.drop_responses(count=0)
+    with pytest.raises(ValueError):
+        proxy.drop_requests(after=-1)
+    with pytest.raises(ValueError):
+        proxy.mutate_requests(9999, lambda m: m)
     with pytest.raises(ValueError):
         proxy.mutate_responses(9999, lambda m: m)
     with pytest.raises(ValueError):
