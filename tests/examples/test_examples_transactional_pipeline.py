@@ -1,0 +1,165 @@
+"""examples/transactional_pipeline.py end to end: output and input offsets are committed
+together, a failed batch is aborted and re-processed after a restart."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from examples_helpers import load_example, produce, read_to_end
+
+from kafka_async import AdminClient, ConsumerRecord, TopicPartition
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+#: What Tansu does that Apache Kafka does not (checked with a raw Fetch v11 request).
+TANSU_READ_COMMITTED_GAP = (
+    "Tansu gap: Fetch with isolation_level=1 returns an empty aborted_transactions list, so "
+    "read_committed readers (ours and librdkafka alike) also receive the records of aborted "
+    "transactions; the abort marker is written and the aborted batch's input offsets were "
+    "not committed (asserted above)"
+)
+
+
+async def _topics(bootstrap: str, new_topic: Callable[..., str], n: int) -> tuple[str, str]:
+    source, sink = new_topic(2, prefix="ex-txn-in"), new_topic(1, prefix="ex-txn-out")
+    await produce(bootstrap, source, [f"order {i}".encode() for i in range(n)])
+    return source, sink
+
+
+async def _group_offsets(bootstrap: str, group: str, topic: str) -> dict[TopicPartition, int]:
+    async with AdminClient(bootstrap_servers=bootstrap) as admin:
+        got = await admin.list_consumer_group_offsets(group, raise_on_error=True)
+    return {tp: r.offset for tp, r in got.items() if tp.topic == topic and r.offset >= 0}
+
+
+async def _input_ends(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    records = await read_to_end(bootstrap, topic, 2)
+    ends: dict[TopicPartition, int] = {}
+    for r in records:
+        ends[r.topic_partition] = max(ends.get(r.topic_partition, 0), r.offset + 1)
+    return ends
+
+
+def _source(record: ConsumerRecord[bytes, bytes]) -> str:
+    return dict(record.headers)["source"].decode()
+
+
+async def test_pipeline_commits_output_and_offsets_together(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    example = load_example("transactional_pipeline")
+    n = 30
+    source, sink = await _topics(kafka_broker, new_topic, n)
+    group, tid = f"ex-txn-{uuid.uuid4().hex[:8]}", f"ex-txn-{uuid.uuid4().hex[:8]}"
+    commits: list[tuple[int, int]] = []
+
+    stats = await example.run_pipeline(
+        kafka_broker,
+        source,
+        sink,
+        group,
+        tid,
+        max_records=n,
+        batch_size=8,
+        on_commit=lambda t, r, _offsets: commits.append((t, r)),
+    )
+    assert stats.records == n
+    # Batches of at most 8 records: at least 4 transactions, reported in order.
+    assert stats.transactions >= 4
+    assert [t for t, _ in commits] == list(range(1, stats.transactions + 1))
+    assert commits[-1][1] == n
+
+    ends = await _input_ends(kafka_broker, source)
+    assert stats.committed == ends
+    assert await _group_offsets(kafka_broker, group, source) == ends
+
+    inputs = {
+        f"{r.topic}/{r.partition}/{r.offset}": r for r in await read_to_end(kafka_broker, source, 2)
+    }
+    for isolation in ("read_uncommitted", "read_committed"):
+        out = await read_to_end(kafka_broker, sink, 1, isolation_level=isolation)
+        # No transaction aborted: each input exactly once, transformed, key kept.
+        assert Counter(map(_source, out)) == Counter(list(inputs))
+        for r in out:
+            original = inputs[_source(r)]
+            assert r.value == (original.value or b"").upper()
+            assert r.key == original.key
+
+
+async def test_pipeline_aborts_a_failed_batch_and_a_restart_resumes(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    example = load_example("transactional_pipeline")
+    n = 30
+    source, sink = await _topics(kafka_broker, new_topic, n)
+    group, tid = f"ex-txn-{uuid.uuid4().hex[:8]}", f"ex-txn-{uuid.uuid4().hex[:8]}"
+    # Fail on the second record of the second transaction: the aborted transaction then
+    # holds a record (the first one).
+    commits: list[int] = []
+    in_txn: list[str] = []
+    aborted: list[str] = []
+
+    def failing(record: ConsumerRecord[bytes, bytes]) -> Any:
+        name = f"{record.topic}/{record.partition}/{record.offset}"
+        if commits and in_txn and not aborted:
+            aborted.extend([*in_txn, name])
+            raise RuntimeError(f"cannot transform {name}")
+        in_txn.append(name)
+        return example.upper(record)
+
+    def on_commit(transaction: int, _records: int, _offsets: Any) -> None:
+        commits.append(transaction)
+        in_txn.clear()
+
+    with pytest.raises(RuntimeError, match="cannot transform"):
+        await example.run_pipeline(
+            kafka_broker,
+            source,
+            sink,
+            group,
+            tid,
+            transform=failing,
+            batch_size=4,
+            on_commit=on_commit,
+        )
+    assert commits == [1]
+    assert len(aborted) >= 2
+    # The failed transaction's input offsets were not committed.
+    first_run = await _group_offsets(kafka_broker, group, source)
+    for name in aborted:
+        partition, offset = map(int, name.rsplit("/", 2)[1:])
+        assert first_run.get(TopicPartition(source, partition), 0) <= offset
+    done_first = sum(first_run.values())
+    assert 0 < done_first < n
+
+    # The restart (same group, same transactional id: it fences the old instance) takes up
+    # exactly where the last committed transaction left off.
+    stats = await example.run_pipeline(
+        kafka_broker, source, sink, group, tid, max_records=n - done_first, batch_size=4
+    )
+    assert stats.records == n - done_first
+    ends = await _input_ends(kafka_broker, source)
+    assert await _group_offsets(kafka_broker, group, source) == ends
+
+    inputs = {
+        f"{r.topic}/{r.partition}/{r.offset}" for r in await read_to_end(kafka_broker, source, 2)
+    }
+    everything = Counter(map(_source, await read_to_end(kafka_broker, sink, 1)))
+    committed = Counter(
+        map(_source, await read_to_end(kafka_broker, sink, 1, isolation_level="read_committed"))
+    )
+    # Guaranteed everywhere: every input made it to the output; the only extra copies are
+    # records of the aborted transaction that reached the log before the abort (behind an
+    # abort marker; the abort drops those still queued), never the record that failed.
+    assert set(everything) == inputs
+    assert set(committed) == inputs
+    extra = everything - Counter(inputs)
+    assert set(extra) <= set(aborted[:-1])
+    if committed != Counter(inputs):
+        assert committed == everything
+        pytest.xfail(TANSU_READ_COMMITTED_GAP)
+    assert committed == Counter(inputs)
