@@ -32,6 +32,9 @@ test suite once the package is installed:
     topic with a unique name on ``kafka_broker`` and waits until every partition has a
     leader.
 
+When a test that used one of these brokers fails, the last lines of that broker's log are added
+to its failure report (section "kafka_async broker log").
+
 Nothing heavy is imported until a fixture is used, so the plugin costs test suites that do not
 use it nothing.
 """
@@ -51,6 +54,9 @@ if TYPE_CHECKING:
     from .proxy import ProxiedBroker
 
 _TOPIC_COUNTER = itertools.count()
+#: The session's embedded broker, when kafka_broker started one (for failure reports).
+_SESSION_BROKER: list[EmbeddedBroker] = []
+_LOG_LINES = 40
 
 
 def _testcontainers_kafka() -> Iterator[str]:
@@ -83,7 +89,11 @@ def kafka_broker() -> Iterator[str]:
     from .broker import EmbeddedBroker
 
     with EmbeddedBroker() as broker:
-        yield broker.bootstrap_servers
+        _SESSION_BROKER.append(broker)
+        try:
+            yield broker.bootstrap_servers
+        finally:
+            _SESSION_BROKER.remove(broker)
 
 
 @pytest.fixture
@@ -133,3 +143,28 @@ def new_topic(kafka_broker: str) -> Callable[..., str]:
         return name
 
     return make
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Attach the log tail of the brokers a failed test used to its report."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not report.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    brokers: list[tuple[str, EmbeddedBroker]] = []
+    for name in ("embedded_broker", "durable_broker"):
+        if name in funcargs:
+            brokers.append((name, funcargs[name]))
+    if "proxied_broker" in funcargs:
+        brokers.append(("proxied_broker", funcargs["proxied_broker"].broker))
+    if "kafka_broker" in funcargs and _SESSION_BROKER:
+        brokers.append(("kafka_broker", _SESSION_BROKER[0]))
+    for name, broker in brokers:
+        report.sections.append(
+            (
+                f"kafka_async broker log ({name}: {broker.log_path})",
+                broker.log_tail(_LOG_LINES),
+            )
+        )

@@ -118,3 +118,20 @@ def test_plugin_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_failure_report_carries_broker_log(tmp_path: Path) -> None:
+    out = _run_child_pytest(
+        tmp_path,
+        """
+        def test_fails(embedded_broker):
+            embedded_broker.kill()
+            embedded_broker.start()
+            assert False, "deliberate"
+        """,
+        {},
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "kafka_async broker log (embedded_broker:" in out.stdout
+    # The tail shows the harness's start markers: one per start of that broker.
+    assert "start #2" in out.stdout
