@@ -512,21 +512,26 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
                     if line.endswith(b"\r"):
                         line = line[:-1]
                     key, value = split_key(line, separator)
-                    if rate is not None:
-                        due = started + sent / rate
-                        delay = due - time.perf_counter()
-                        if delay > 0:
-                            await anyio.sleep(delay)
-                    pending.append(
-                        await producer.enqueue(
-                            args.topic,
-                            value=value,
-                            key=key,
-                            partition=args.partition,
-                            headers=list(headers),
-                        )
+                    delivery = await producer.enqueue(
+                        args.topic,
+                        value=value,
+                        key=key,
+                        partition=args.partition,
+                        headers=list(headers),
                     )
                     sent += 1
+                    if rate is not None:
+                        # Trickle mode: each record is acknowledged before the next is
+                        # sent, so records never share a batch and the rate is exact (an
+                        # upper bound when the broker's round trip is slower). flush() skips
+                        # the linger wait.
+                        await producer.flush()
+                        await delivery
+                        delay = started + sent / rate - time.perf_counter()
+                        if delay > 0:
+                            await anyio.sleep(delay)
+                        continue
+                    pending.append(delivery)
                     if len(pending) >= 10_000:
                         for d in pending:
                             await d

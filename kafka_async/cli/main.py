@@ -157,7 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--acks", choices=["0", "1", "all"], default="all", help="acks (default all)")
     p.add_argument(
-        "--rate", default=None, metavar="N", help="at most N records per second (e.g. 100/s)"
+        "--rate",
+        default=None,
+        metavar="N",
+        help="at most N records per second (e.g. 100/s); each record is acknowledged "
+        "before the next is sent",
     )
     p.add_argument("--linger-ms", type=int, default=5, help="batching delay (default 5)")
 

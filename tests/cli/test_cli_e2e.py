@@ -96,7 +96,10 @@ def test_produce_then_consume_round_trip_json(kafka_broker: str) -> None:
     lines = ["k1:hello", "k2:wörld", "novalue-key-sep", "k3:a:b"]
     produced = run(
         # --rate puts each record in its own batch (see the offsets test for why).
-        ["produce", name, "-K", ":", "-H", "trace=abc", "-H", "app=cli", "--rate", "200"],
+        [
+            *("produce", name, "-K", ":", "-H", "trace=abc", "-H", "app=cli"),
+            *("--rate", "50", "--linger-ms", "0"),
+        ],
         bootstrap=kafka_broker,
         stdin="\n".join(lines) + "\n",
     )
@@ -163,7 +166,7 @@ def test_groups_list_describe_reset(kafka_broker: str) -> None:
     ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
     ok(
         run(
-            ["produce", name, "--rate", "100", "--linger-ms", "0"],
+            ["produce", name, "--rate", "50", "--linger-ms", "0"],
             bootstrap=kafka_broker,
             stdin="x\ny\n",
         )
@@ -279,7 +282,13 @@ def test_topics_alter(kafka_broker: str) -> None:
 def test_consume_stops_cleanly_on_sigint_and_commits(kafka_broker: str) -> None:
     name, group = _topic(), f"cli-group-{uuid.uuid4().hex[:8]}"
     ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
-    ok(run(["produce", name, "--rate", "100"], bootstrap=kafka_broker, stdin="a\nb\nc\n"))
+    ok(
+        run(
+            ["produce", name, "--rate", "50", "--linger-ms", "0"],
+            bootstrap=kafka_broker,
+            stdin="a\nb\nc\n",
+        )
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "kafka_async.cli", "-b", kafka_broker, "consume", name, "-g", group],
         stdout=subprocess.PIPE,
