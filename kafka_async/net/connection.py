@@ -27,6 +27,11 @@ response and drops it. The write itself is shielded (a half-written frame would 
 stream) and bounded by the writer's deadline; if that passes mid-write, the connection is
 closed.
 
+Throttling
+----------
+A response with ``throttle_time_ms > 0`` (the broker's quota was exceeded) holds further
+writes on this connection until that time has passed, as KIP-219 asks of clients.
+
 Timeouts
 --------
 Each request has a deadline (``timeout``, default ``request_timeout_ms``) covering the write
@@ -156,6 +161,7 @@ class ConnectionStatistics:
     in_flight: int
     requests_sent: int
     writes: int
+    throttles: int
     responses_received: int
     responses_dropped: int
     bytes_sent: int
@@ -207,6 +213,9 @@ class BrokerConnection:
         self.requests_sent = 0
         #: Socket writes; below ``requests_sent`` when concurrent requests were coalesced.
         self.writes = 0
+        #: Responses that asked us to pause (throttle_time_ms > 0, KIP-219).
+        self.throttles = 0
+        self._throttled_until = 0.0
         self.responses_received = 0
         self.responses_dropped = 0
         self.bytes_sent = 0
@@ -486,7 +495,18 @@ class BrokerConnection:
         reader = await self._exchange(api, version, body, timeout, expect_response)
         if reader is None:
             return None
-        return api.decode_response(version, reader)
+        response = api.decode_response(version, reader)
+        throttle_ms = getattr(response, "throttle_time_ms", 0)
+        if throttle_ms and throttle_ms > 0:
+            self._throttle(throttle_ms)
+        return response
+
+    def _throttle(self, throttle_ms: int) -> None:
+        """KIP-219: the broker answered but asks for a pause; hold our next writes."""
+        until = anyio.current_time() + throttle_ms / 1000.0
+        if until > self._throttled_until:
+            self._throttled_until = until
+        self.throttles += 1
 
     async def _exchange(
         self,
@@ -583,6 +603,12 @@ class BrokerConnection:
                     raise KafkaTimeoutError(
                         f"{self.address}: {api.name} not sent before its deadline"
                     )
+                pause = self._throttled_until - anyio.current_time()
+                if pause > 0:
+                    # Still throttled: wait with the lock held, so everyone else's frames
+                    # queue up and leave together afterwards. Nothing is written yet, so
+                    # the deadline (which cancels this sleep) takes our frame back.
+                    await anyio.sleep(pause)
                 await self._flush(deadline, api)
         except BaseException:
             if self._flushed_seq < seq:
@@ -736,6 +762,7 @@ class BrokerConnection:
             in_flight=len(self._waiters),
             requests_sent=self.requests_sent,
             writes=self.writes,
+            throttles=self.throttles,
             responses_received=self.responses_received,
             responses_dropped=self.responses_dropped,
             bytes_sent=self.bytes_sent,

@@ -533,3 +533,23 @@ async def test_announced_size_is_not_trusted_for_allocation() -> None:
             tracemalloc.stop()
         assert len(failures) == 1
         assert peak < 8 << 20, f"peak allocation {peak} bytes"
+
+
+async def test_throttled_response_pauses_the_next_writes() -> None:
+    async def throttling(req: FakeRequest) -> dict[str, Any]:
+        resp = await echo_metadata(req)
+        resp["throttle_time_ms"] = 300 if req.body.topics[0].name == "1" else 0
+        return resp
+
+    async with connected(FakeBroker(handlers={3: throttling})) as (conn, _, _):
+        await conn.request(METADATA, md_body("1"))
+        start = anyio.current_time()
+        assert (await conn.request(METADATA, md_body("2"))).brokers[0].node_id == 2
+        assert anyio.current_time() - start >= 0.25
+        assert conn.statistics().throttles == 1
+        # A deadline shorter than the pause takes the unsent request back.
+        await conn.request(METADATA, md_body("1"))
+        with pytest.raises(KafkaTimeoutError, match="not sent"):
+            await conn.request(METADATA, md_body("3"), timeout=0.05)
+        assert conn.in_flight == 0
+        assert conn.ready
