@@ -358,6 +358,20 @@ async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
                 f"Group: {gid}  state: {d.state or '-'}  protocol: {d.protocol or '-'}  "
                 f"members: {len(d.members)}  coordinator: {d.coordinator}"
             )
+            if d.members:
+                out.table(
+                    ["MEMBER", "INSTANCE", "CLIENT ID", "HOST", "PARTITIONS"],
+                    [
+                        (
+                            mem.member_id,
+                            mem.group_instance_id or "-",
+                            mem.client_id or "-",
+                            mem.client_host or "-",
+                            ",".join(f"{tp.topic}[{tp.partition}]" for tp in mem.assignment) or "-",
+                        )
+                        for mem in d.members
+                    ],
+                )
             tps = sorted(set(committed) | set(owner))
             out.table(
                 ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG", "MEMBER"],
