@@ -354,3 +354,23 @@ async def test_many_calls_share_one_client_concurrently(admin: AdminClient) -> N
         for n in names:
             tg.start_soon(describe, n)
     assert results == dict.fromkeys(names, 1)
+
+
+async def test_describe_an_active_group(admin: AdminClient, kafka_broker: str) -> None:
+    from kafka_async.consumer import Consumer
+
+    topic, group = _name(), _name("grp")
+    (await admin.create_topics([NewTopic(topic, 2, 1)])).raise_first()
+    async with Consumer(
+        topic, bootstrap_servers=kafka_broker, group_id=group, client_id="adm-test"
+    ) as consumer:
+        await consumer.wait_for_assignment(timeout=20)
+        desc = (await admin.describe_groups([group], raise_on_error=True))[group]
+        assert desc.state == "Stable"
+        assert desc.protocol_type == "consumer"
+        (member,) = desc.members
+        assert member.member_id
+        # Not asserted: the protocol name and the member's assignment, client id and host,
+        # which Tansu returns empty (the mapping of real values is unit-tested).
+    desc = (await admin.describe_groups([group], raise_on_error=True))[group]
+    assert desc.members == ()
