@@ -236,6 +236,9 @@ class Producer:
             # Anything still unsettled (should be nothing) must not hang its waiters.
             for batch in list(self._acc.incomplete):
                 self._acc.fail(batch, ClientClosedError("the producer was closed"))
+            if sender is not None:
+                # Tasks waiting for buffer space wake up and see the producer is closed.
+                sender.notify_space()
 
     async def __aenter__(self) -> Producer:
         await self.start()

@@ -113,6 +113,10 @@ class Sender:
         self.space.set()
         self.space = anyio.Event()
 
+    def notify_space(self) -> None:
+        """Wake every task waiting for buffer space (they re-check why they wait)."""
+        self._space_freed()
+
     def statistics(self) -> dict[str, Any]:
         """Counters and in-flight requests per broker."""
         return {

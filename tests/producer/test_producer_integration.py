@@ -473,3 +473,41 @@ async def test_retries_across_a_broker_restart(embedded_broker: Any) -> None:
         errors = [d.exception() for d in deliveries]
         assert errors == [None] * 20, errors
         assert producer.statistics()["retries"] > 0
+
+
+@pytest.mark.anyio
+async def test_close_wakes_tasks_waiting_for_buffer_space(embedded_broker: Any) -> None:
+    bootstrap = embedded_broker.bootstrap_servers
+    await anyio.to_thread.run_sync(create_topic, bootstrap, "full", 1)
+    outcome: list[BaseException] = []
+    failed = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        # Started inside the task group, so close() below leaves the scopes in LIFO order.
+        producer = Producer(
+            bootstrap_servers=bootstrap,
+            buffer_memory=4096,
+            max_batch_size=1024,
+            max_request_size=2048,
+            request_timeout_ms=2000,
+        )
+        await producer.start()
+        await producer.send("full", value=b"before")
+        embedded_broker.kill()
+
+        async def fill() -> None:
+            try:
+                while True:
+                    await producer.enqueue("full", value=b"x" * 500)
+            except KafkaError as exc:
+                outcome.append(exc)
+                failed.set()
+
+        tg.start_soon(fill)
+        await anyio.sleep(0.5)
+        assert producer.statistics()["buffer_used"] > 3000  # the filler is blocked
+        start = time.monotonic()
+        await producer.close(timeout=0.5)
+        with anyio.fail_after(5):
+            await failed.wait()
+    assert isinstance(outcome[0], ClientClosedError)
+    assert time.monotonic() - start < 6
