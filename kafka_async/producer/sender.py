@@ -207,6 +207,10 @@ class Sender:
             if expiry is not None:
                 until = max(expiry - now, 0.0)
                 delay = until if delay is None else min(delay, until)
+            if self._txn is not None and self._txn.pending:
+                # Partitions still to be added to the transaction: try again after a backoff.
+                backoff = self._cfg.client.retry_backoff_ms / 1000.0
+                delay = backoff if delay is None else min(delay, backoff)
             if nodes and delay is None:
                 # Ready but blocked (in-flight limit, ordering): a request finishing wakes us.
                 delay = self._cfg.client.request_timeout
