@@ -324,3 +324,35 @@ async def test_broker_errors_retriable_and_not(proxied_broker: Any) -> None:
     # (Tansu sends -1; the Java client reports -1 for DUPLICATE_SEQUENCE_NUMBER too).
     assert retried.offset in (0, -1)
     assert after.offset == 2
+
+
+@pytest.mark.anyio
+async def test_failed_record_makes_the_transaction_abort(proxied_broker: Any) -> None:
+    """A record of a transaction that fails for good forbids the commit: the block raises,
+    the transaction is aborted, and the next one works."""
+    from kafka_async.errors import InvalidRecordError
+    from kafka_async.producer import TransactionStateError
+
+    broker, proxy_port = proxied_broker
+    topic = f"txerr-{time.monotonic_ns()}"
+    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
+    proxy = FaultProxy(proxy_port, broker.port)
+    async with anyio.create_task_group() as tg:
+        await tg.start(proxy.serve)
+        async with Producer(
+            bootstrap_servers=f"127.0.0.1:{proxy_port}", transactional_id=f"tx-{topic}"
+        ) as producer:
+            proxy.inject_errors.append(InvalidRecordError.code)
+            delivery = None
+            with pytest.raises(TransactionStateError, match="abort") as info:
+                async with producer.transaction():
+                    delivery = await producer.enqueue(topic, value=b"doomed")
+            assert isinstance(info.value.__cause__, InvalidRecordError)
+            assert delivery is not None
+            assert isinstance(delivery.exception(), InvalidRecordError)
+            assert producer.statistics()["transaction"]["state"] == "ready"
+            async with producer.transaction():
+                md = await producer.send(topic, value=b"fine")
+            assert md.offset >= 1
+        tg.cancel_scope.cancel()
+    assert proxy.injected == 1
