@@ -8,8 +8,10 @@ test suite once the package is installed:
 
     * ``$KAFKA_BOOTSTRAP_SERVERS`` when set (any Kafka-compatible broker you run);
     * else, with ``KAFKA_TESTCONTAINERS=1``, a Kafka container (KRaft mode) started through
-      testcontainers, image ``$KAFKA_TESTCONTAINERS_IMAGE`` or ``confluentinc/cp-kafka:7.6.0``
-      (tests that use it are skipped, with the reason, when Docker is not reachable);
+      testcontainers' ``KafkaContainer``: image ``$KAFKA_TESTCONTAINERS_IMAGE`` (a Confluent
+      ``cp-kafka`` tag >= 7.0, which that container class scripts) or
+      ``confluentinc/cp-kafka:7.6.0``; tests that use it are skipped, with the reason, when
+      Docker is not reachable;
     * else an :class:`~kafka_async.testing.EmbeddedBroker` (Tansu, in-memory) started once.
 
 ``embedded_broker`` (function scope) -> ``EmbeddedBroker``
