@@ -61,7 +61,7 @@ __all__ = [
     "cmd_topics_list",
 ]
 
-_DEFAULT_TIMEOUT_MS = 30_000
+_DEFAULT_TIMEOUT_MS = 10_000
 
 
 def _bootstrap(args: argparse.Namespace) -> str:

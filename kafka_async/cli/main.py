@@ -57,7 +57,8 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         type=float,
         default=none,
         metavar="SECONDS",
-        help="deadline of each admin request, retries included (default 30)",
+        help="deadline of each request to the cluster, retries included; also how long "
+        "an unreachable broker is retried (default 10)",
     )
 
 
