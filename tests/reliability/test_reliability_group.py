@@ -1,0 +1,289 @@
+"""Consumer-group reliability against a real broker, with ledger-tracked records.
+
+* a member killed (SIGKILL of its process: no LeaveGroup, no final commit): its partitions are
+  consumed by the others within session timeout + rebalance + 3 s, and with commits after
+  processing (at-least-once) no acknowledged record is lost;
+* a member closing gracefully: its partitions are consumed by the others within 3 s;
+* auto commit only ever covers records already returned to the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from reliability_support import LedgerProducer
+
+from kafka_async import Consumer, Producer
+from kafka_async.structs import TopicPartition
+from kafka_async.testing.ledger import Ledger, Observed
+from kafka_async.testing.soak import record_result
+
+pytestmark = [pytest.mark.integration]
+
+PARTITIONS = 6
+SESSION_MS = 3_000
+GROUP_SETTINGS: dict[str, Any] = {
+    "session_timeout_ms": SESSION_MS,
+    "heartbeat_interval_ms": 300,
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,
+}
+#: Allowance for one rebalance round on top of the session timeout.
+REBALANCE_S = 3.0
+
+_CHILD = r"""
+import json, sys, anyio
+from kafka_async.consumer import Consumer
+bootstrap, topic, group, session = sys.argv[1:5]
+async def main():
+    async with Consumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                        enable_auto_commit=False, session_timeout_ms=int(session),
+                        heartbeat_interval_ms=300, auto_offset_reset="earliest") as c:
+        while True:
+            batch = await c.getmany(timeout_ms=100)
+            for tp, recs in batch.items():
+                for r in recs:
+                    print(json.dumps(["rec", r.partition, r.offset, r.value.decode()]),
+                          flush=True)
+            if batch:
+                await c.commit()  # at-least-once: commit after processing
+            print(json.dumps(["own", sorted(tp.partition for tp in c.assignment())]),
+                  flush=True)
+            await anyio.sleep(0.02)
+anyio.run(main)
+"""
+
+
+class Processed:
+    """What every member processed, as ledger observations, with timestamps."""
+
+    def __init__(self) -> None:
+        self.observed: list[Observed] = []
+        self.last_seen: dict[int, float] = {}
+
+    def add(self, partition: int, offset: int, value: bytes | None) -> None:
+        self.observed.append(Observed(partition, offset, value))
+        self.last_seen[partition] = anyio.current_time()
+
+
+async def _member(
+    bootstrap: str,
+    topic: str,
+    group: str,
+    processed: Processed,
+    stop: anyio.Event,
+    *,
+    task_status: anyio.abc.TaskStatus[Consumer[bytes, bytes]],
+) -> None:
+    async with Consumer(topic, bootstrap_servers=bootstrap, group_id=group, **GROUP_SETTINGS) as c:
+        task_status.started(c)
+        while not stop.is_set():
+            # No max_records: small polls while producing stall (see test_reliability_cancel).
+            batch = await c.getmany(timeout_ms=100)
+            for recs in batch.values():
+                for r in recs:
+                    processed.add(r.partition, r.offset, r.value)
+            if batch:
+                await c.commit()
+            await anyio.sleep(0.01)
+
+
+async def _produce(bootstrap: str, topic: str, ledger: Ledger, total: int, rate: float) -> Any:
+    async with Producer(bootstrap_servers=bootstrap, linger_ms=5) as producer:
+        lp = LedgerProducer(producer, topic, ledger)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lp.settle, 1e9)
+            await lp.produce(total, per_second=rate)
+    return lp
+
+
+def _since(processed: Processed, partitions: set[int], t: float) -> bool:
+    return all(processed.last_seen.get(p, -1.0) > t for p in partitions)
+
+
+@pytest.mark.anyio
+async def test_reliability_group_member_killed(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(PARTITIONS)
+    group = f"kill-{uuid.uuid4().hex[:8]}"
+    ledger = Ledger(PARTITIONS)
+    processed = Processed()
+    child_owned: list[int] = []
+    child = subprocess.Popen(  # noqa: ASYNC220 - started once, read in a thread
+        [sys.executable, "-c", _CHILD, kafka_broker, topic, group, str(SESSION_MS)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+    def read_child() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            item = json.loads(line)
+            if item[0] == "rec":
+                processed.observed.append(Observed(item[1], item[2], item[3].encode()))
+            else:
+                child_owned[:] = item[1]
+
+    total, rate = 12_000, 1000.0
+    stop = anyio.Event()
+    try:
+        with anyio.fail_after(90):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, read_child)
+                for _ in range(2):
+                    await tg.start(_member, kafka_broker, topic, group, processed, stop)
+                producing = anyio.Event()
+
+                async def produce() -> None:
+                    await _produce(kafka_broker, topic, ledger, total, rate)
+                    producing.set()
+
+                tg.start_soon(produce)
+                # Wait until the child owns a share and has processed some of it.
+                while len(child_owned) == 0 or len(processed.observed) < 2000:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+                orphans = set(child_owned)
+                child.send_signal(signal.SIGKILL)
+                killed_at = anyio.current_time()
+                await anyio.to_thread.run_sync(child.wait)
+                while not _since(processed, orphans, killed_at + 0.1):  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
+                recovery = anyio.current_time() - killed_at
+                await producing.wait()
+                # Let the survivors drain everything.
+                expect = ledger.expected_present()
+                while True:
+                    got: dict[int, set[int]] = {}
+                    for o in processed.observed:
+                        got.setdefault(o.partition, set()).add(o.offset)
+                    if sum(len(v) for v in got.values()) >= ledger.acked_count():
+                        break
+                    await anyio.sleep(0.1)
+                stop.set()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    report = ledger.check(processed.observed)
+    bound = SESSION_MS / 1000 + REBALANCE_S + 3
+    record_result(
+        "group member killed (SIGKILL), commits after processing",
+        records=report.acked,
+        lost=report.lost,
+        duplicated=report.duplicated,
+        reordered=0,
+        max_recovery_s=recovery,
+        ok=report.lost == 0 and recovery <= bound,
+        evidence="" if report.lost == 0 else report.summary(),
+        reprocessed=report.duplicated,
+        orphaned_partitions=len(orphans),
+    )
+    del expect
+    # At-least-once: nothing acknowledged is lost; reprocessing after the kill is allowed.
+    assert report.lost == 0, report.summary()
+    assert report.unknown == 0
+    assert report.phantom == 0
+    assert recovery <= bound, f"orphaned partitions consumed again only after {recovery:.1f} s"
+
+
+@pytest.mark.anyio
+async def test_reliability_group_graceful_close(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(PARTITIONS)
+    group = f"close-{uuid.uuid4().hex[:8]}"
+    ledger = Ledger(PARTITIONS)
+    processed = Processed()
+    stop_a, stop_b = anyio.Event(), anyio.Event()
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            a = await tg.start(_member, kafka_broker, topic, group, processed, stop_a)
+            b = await tg.start(_member, kafka_broker, topic, group, processed, stop_b)
+            tg.start_soon(_produce, kafka_broker, topic, ledger, 8000, 1000.0)
+            while len(a.assignment()) + len(b.assignment()) < PARTITIONS or not (  # noqa: ASYNC110
+                a.assignment() and b.assignment()
+            ):
+                await anyio.sleep(0.05)
+            await anyio.sleep(1.0)
+            orphans = {tp.partition for tp in b.assignment()}
+            left_at = anyio.current_time()
+            stop_b.set()  # b leaves: commit, LeaveGroup, close
+            while not _since(processed, orphans, left_at + 0.1):  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+            recovery = anyio.current_time() - left_at
+            while len({(o.partition, o.offset) for o in processed.observed}) < 8000:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+            stop_a.set()
+    report = ledger.check(processed.observed)
+    record_result(
+        "group member graceful close",
+        records=report.acked,
+        lost=report.lost,
+        duplicated=report.duplicated,
+        max_recovery_s=recovery,
+        ok=report.lost == 0 and recovery <= 3.0,
+    )
+    assert report.lost == 0, report.summary()
+    # A graceful leave commits what was processed: nothing is read twice.
+    assert report.duplicated == 0, report.summary()
+    assert recovery <= 3.0, f"partitions picked up {recovery:.2f} s after the leave"
+
+
+@pytest.mark.anyio
+async def test_reliability_auto_commit_covers_only_returned(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(2)
+    group = f"auto-{uuid.uuid4().hex[:8]}"
+    ledger = Ledger(2)
+    await _produce(kafka_broker, topic, ledger, 2000, 1e9)
+    returned: dict[TopicPartition, int] = {}
+    violations: list[tuple[TopicPartition, int, int]] = []
+    samples = 0
+    with anyio.fail_after(60):
+        async with Consumer(
+            topic,
+            bootstrap_servers=kafka_broker,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=True,
+            auto_commit_interval_ms=50,
+            session_timeout_ms=SESSION_MS,
+            heartbeat_interval_ms=300,
+            max_partition_fetch_bytes=1_000_000,
+        ) as c:
+            while sum(returned.values()) < 1000:
+                batch = await c.getmany(timeout_ms=200, max_records=7)
+                for tp, recs in batch.items():
+                    returned[tp] = recs[-1].offset + 1
+                # Fetched-but-not-returned records are plenty (prefetch); a commit must not
+                # cover them. Sample what the group has committed right now.
+                for tp in list(returned):
+                    committed = await c.committed(tp)
+                    samples += 1
+                    if committed is not None and committed > returned[tp]:
+                        violations.append((tp, committed, returned[tp]))
+                await anyio.sleep(0.03)
+        final = dict(returned)
+    # After close (final auto commit) exactly the returned positions are committed.
+    async with Consumer(bootstrap_servers=kafka_broker, group_id=group) as check:
+        committed_after = {tp: await check.committed(tp) for tp in final}
+    record_result(
+        "auto commit covers only returned records",
+        runs=samples,
+        records=sum(final.values()),
+        ok=not violations and committed_after == final,
+    )
+    assert not violations, violations[:5]
+    assert committed_after == final
