@@ -312,3 +312,16 @@ def test_consume_stops_cleanly_on_sigint_and_commits(kafka_broker: str) -> None:
     described = ok(run(["groups", "describe", group], bootstrap=kafka_broker))
     row = next(line.split() for line in described.splitlines() if line.startswith(name))
     assert row[:3] == [name, "0", "3"]  # everything printed was committed
+
+
+def test_console_script_is_installed() -> None:
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("kafka-async")
+    if not script.exists():
+        pytest.skip("the package is not installed with its console script in this environment")
+    result = subprocess.run(
+        [str(script), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("kafka-async ")
