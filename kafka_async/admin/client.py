@@ -37,7 +37,6 @@ from ..errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
-    NoBrokersAvailableError,
     error_for_code,
 )
 from ..net.config import ClientConfig
@@ -342,7 +341,7 @@ class AdminClient:
             raise KafkaTimeoutError(f"{api.name}: admin call deadline passed")
         timeout = min(remaining, self.config.request_timeout)
         if node_id is None:
-            node_id = await self._any_node()
+            node_id = await self._cluster.any_node()
         version = await self._cluster.version_for(node_id, api, min_version=min_version)
         body = build(version)
         self._requests[api.name] += 1
@@ -352,16 +351,6 @@ class AdminClient:
         finally:
             self._in_flight -= 1
         return version, resp
-
-    async def _any_node(self) -> int:
-        """A broker for a node-agnostic request (the least loaded one)."""
-        node = self._cluster.pool.least_loaded_node()
-        if node is None:
-            await self._cluster.refresh_metadata()
-            node = self._cluster.pool.least_loaded_node()
-            if node is None:
-                raise NoBrokersAvailableError("the cluster's metadata lists no brokers")
-        return node
 
     async def _controller(self) -> int | None:
         """The controller's node id when metadata names a known one (None: any broker,
