@@ -121,7 +121,8 @@ async def consume(
 ) -> None:
     """Consume ``topic`` in group ``group_id`` until ``stop`` is set (or ``max_records``
     records were handled), calling ``handle`` on each record and committing what was
-    handled; ``tracker.committed`` then holds what was committed.
+    handled; ``tracker.committed`` then holds what was committed. An error from ``handle``
+    or the consumer is raised after the records handled before it were committed.
 
     Why an event and not a cancellation from outside: the consumer's own background tasks
     (connections, heartbeats) live in a task group inside ``async with consumer``, so a
@@ -136,19 +137,17 @@ async def consume(
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )
+    failure: Exception | None = None
     async with consumer:
         async with anyio.create_task_group() as tg:
             if stop is not None:
                 tg.start_soon(cancel_when_set, stop, tg.cancel_scope)
-            count = 0
-            async for record in consumer:
-                handle(record)
-                tracker.processed(record)
-                count += 1
-                if max_records is not None and count >= max_records:
-                    break
-                if tracker.due():
-                    await commit_processed(consumer, tracker)
+            try:
+                await process_records(consumer, tracker, handle, max_records)
+            except Exception as exc:
+                # Re-raised below: after the final commit of what *was* processed, and
+                # unwrapped (leaving the task group would wrap it in an ExceptionGroup).
+                failure = exc
             tg.cancel_scope.cancel()  # done: stop watching ``stop``
         # The deadline keeps a dead broker from holding shutdown hostage.
         with anyio.move_on_after(FINAL_COMMIT_TIMEOUT):
@@ -156,6 +155,26 @@ async def consume(
                 await commit_processed(consumer, tracker)
             except KafkaError as exc:
                 print(f"final commit failed: {exc}", file=sys.stderr, flush=True)
+    if failure is not None:
+        raise failure
+
+
+async def process_records(
+    consumer: Consumer[bytes, bytes],
+    tracker: OffsetTracker,
+    handle: Callable[[ConsumerRecord[bytes, bytes]], None],
+    max_records: int | None,
+) -> None:
+    count = 0
+    async for record in consumer:
+        handle(record)
+        # Marked only once handled: a record whose handling failed is not committed.
+        tracker.processed(record)
+        count += 1
+        if max_records is not None and count >= max_records:
+            return
+        if tracker.due():
+            await commit_processed(consumer, tracker)
 
 
 async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
@@ -198,23 +217,30 @@ async def bootstrap_or_embedded(bootstrap: str | None, topic: str) -> AsyncItera
         yield servers
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace) -> int:
     async with bootstrap_or_embedded(args.bootstrap_servers, args.topic) as servers:
         tracker = OffsetTracker(args.commit_every, args.commit_interval)
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             await tg.start(set_on_signals, stop)
-            await consume(
-                servers,
-                args.topic,
-                args.group,
-                tracker=tracker,
-                stop=stop,
-                max_records=args.max_records,
-            )
-            tg.cancel_scope.cancel()  # stop listening for signals
+            try:
+                await consume(
+                    servers,
+                    args.topic,
+                    args.group,
+                    tracker=tracker,
+                    stop=stop,
+                    max_records=args.max_records,
+                )
+            except KafkaError as exc:
+                print(f"consumer failed: {exc!r}", file=sys.stderr, flush=True)
+                return 1
+            finally:
+                tg.cancel_scope.cancel()  # stop listening for signals
+        # Reached after a signal too: ``consume`` made its final commit before returning.
         for tp, offset in sorted(tracker.committed.items()):
             print(f"committed {tp.topic}/{tp.partition} {offset}", flush=True)
+    return 0
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -233,4 +259,4 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    anyio.run(main, parse_args())
+    sys.exit(anyio.run(main, parse_args()))

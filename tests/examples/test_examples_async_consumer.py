@@ -101,3 +101,30 @@ async def test_async_consumer_sigterm_commits_and_exits_0(
     assert sorted(v for _, _, v in _processed(ex2.stdout)) == sorted(v.decode() for v in second)
     after = await _group_offsets(kafka_broker, group)
     assert sum(after.values()) == len(first) + len(second)
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_async_consumer_handler_error_commits_only_what_was_handled(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    example = load_example("async_consumer")
+    topic = new_topic(1, prefix="ex-async-err")
+    group = f"ex-async-err-{uuid.uuid4().hex[:8]}"
+    await produce(kafka_broker, topic, [f"r{i}".encode() for i in range(10)])
+    handled: list[int] = []
+
+    def handle(record: ConsumerRecord[bytes, bytes]) -> None:
+        if record.offset == 6:
+            raise ValueError("cannot handle offset 6")
+        handled.append(record.offset)
+
+    tracker = example.OffsetTracker(commit_every=4, commit_interval=3600)
+    # The handler's own error comes out as itself, not wrapped in an ExceptionGroup.
+    with pytest.raises(ValueError, match="offset 6"):
+        await example.consume(kafka_broker, topic, group, tracker=tracker, handle=handle)
+    assert handled == [0, 1, 2, 3, 4, 5]
+    # Records 0-5 were handled and committed (4 by the periodic commit, the rest at the
+    # end); offset 6 failed, so the group resumes there.
+    assert tracker.committed == {TopicPartition(topic, 0): 6}
+    assert await _group_offsets(kafka_broker, group) == {0: 6}
