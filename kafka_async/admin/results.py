@@ -134,6 +134,8 @@ class CreateTopicResult:
 
 @dataclass(frozen=True)
 class DeleteTopicResult:
+    """Outcome of deleting one topic."""
+
     name: str
     topic_id: uuid.UUID | None = None
     error: KafkaError | None = None
@@ -141,12 +143,16 @@ class DeleteTopicResult:
 
 @dataclass(frozen=True)
 class CreatePartitionsResult:
+    """Outcome of growing one topic's partition count."""
+
     name: str
     error: KafkaError | None = None
 
 
 @dataclass(frozen=True)
 class TopicListing:
+    """A topic as listed by :meth:`AdminClient.list_topics`."""
+
     name: str
     topic_id: uuid.UUID | None
     is_internal: bool
@@ -155,6 +161,8 @@ class TopicListing:
 
 @dataclass(frozen=True)
 class PartitionDescription:
+    """One partition: its leader (-1: none), leader epoch, replicas and in-sync replicas."""
+
     partition: int
     leader: int
     leader_epoch: int
@@ -166,6 +174,8 @@ class PartitionDescription:
 
 @dataclass(frozen=True)
 class TopicDescription:
+    """A topic's partitions; ``authorized_operations`` only when asked for."""
+
     name: str
     topic_id: uuid.UUID | None = None
     is_internal: bool = False
@@ -181,6 +191,8 @@ class TopicDescription:
 
 @dataclass(frozen=True)
 class BrokerDescription:
+    """One broker of the cluster."""
+
     node_id: int
     host: str
     port: int
@@ -189,6 +201,8 @@ class BrokerDescription:
 
 @dataclass(frozen=True)
 class ClusterDescription:
+    """Cluster id, controller (-1: unknown) and brokers, sorted by node id."""
+
     cluster_id: str | None
     controller_id: int
     brokers: tuple[BrokerDescription, ...]
@@ -208,6 +222,9 @@ class ClusterDescription:
 
 @dataclass(frozen=True)
 class GroupListing:
+    """A group as listed by :meth:`AdminClient.list_groups`, with the broker that
+    coordinates it. ``state`` and ``type`` need ListGroups v4/v5 (None otherwise)."""
+
     group_id: str
     protocol_type: str
     state: str | None = None
@@ -230,6 +247,8 @@ class MemberDescription:
 
 @dataclass(frozen=True)
 class GroupDescription:
+    """A group's state, protocol and members, and the broker coordinating it."""
+
     group_id: str
     state: str = ""
     protocol_type: str = ""
@@ -246,6 +265,8 @@ class GroupDescription:
 
 @dataclass(frozen=True)
 class DeleteGroupResult:
+    """Outcome of deleting one group."""
+
     group_id: str
     error: KafkaError | None = None
 
@@ -285,6 +306,8 @@ class PartitionResult:
 
 @dataclass(frozen=True)
 class ConfigSynonym:
+    """A config that supplies (or would supply) a value, in precedence order."""
+
     name: str
     value: str | None
     source: ConfigSource
@@ -292,6 +315,8 @@ class ConfigSynonym:
 
 @dataclass(frozen=True)
 class ConfigEntry:
+    """One config value of a resource; ``value`` is None for sensitive or unset ones."""
+
     name: str
     value: str | None
     read_only: bool = False
@@ -305,6 +330,8 @@ class ConfigEntry:
 
 @dataclass(frozen=True)
 class ConfigDescription:
+    """The config entries of one resource, by name."""
+
     resource: ConfigResource
     entries: Mapping[str, ConfigEntry] = field(default_factory=lambda: MappingProxyType({}))
     error: KafkaError | None = None
@@ -312,6 +339,8 @@ class ConfigDescription:
 
 @dataclass(frozen=True)
 class AlterConfigsResult:
+    """Outcome of changing one resource's configs."""
+
     resource: ConfigResource
     error: KafkaError | None = None
 
@@ -335,6 +364,8 @@ class ListOffsetsResult:
 
 @dataclass(frozen=True)
 class DeleteRecordsResult:
+    """Outcome of deleting records of one partition: its new low watermark."""
+
     topic: str
     partition: int
     low_watermark: int = -1
@@ -348,6 +379,8 @@ class DeleteRecordsResult:
 
 @dataclass(frozen=True)
 class AclCreationResult:
+    """Outcome of creating one ACL."""
+
     acl: AclBinding
     error: KafkaError | None = None
 
