@@ -235,14 +235,17 @@ class ConfigResource:
 
     @classmethod
     def topic(cls, name: str) -> ConfigResource:
+        """The configs of topic ``name``."""
         return cls(ConfigResourceType.TOPIC, name)
 
     @classmethod
     def broker(cls, broker_id: int | str) -> ConfigResource:
+        """The configs of one broker (sent to that broker)."""
         return cls(ConfigResourceType.BROKER, str(broker_id))
 
     @classmethod
     def group(cls, group_id: str) -> ConfigResource:
+        """The configs of a consumer group (Kafka 4.0+)."""
         return cls(ConfigResourceType.GROUP, group_id)
 
     @property
@@ -285,18 +288,22 @@ class AlterConfigOp:
 
     @classmethod
     def set(cls, name: str, value: str) -> AlterConfigOp:
+        """Set ``name`` to ``value``."""
         return cls(name, value, AlterConfigOpType.SET)
 
     @classmethod
     def delete(cls, name: str) -> AlterConfigOp:
+        """Remove the override of ``name`` (back to its default)."""
         return cls(name, None, AlterConfigOpType.DELETE)
 
     @classmethod
     def append(cls, name: str, value: str) -> AlterConfigOp:
+        """Add ``value`` to the list config ``name``."""
         return cls(name, value, AlterConfigOpType.APPEND)
 
     @classmethod
     def subtract(cls, name: str, value: str) -> AlterConfigOp:
+        """Remove ``value`` from the list config ``name``."""
         return cls(name, value, AlterConfigOpType.SUBTRACT)
 
 
@@ -335,18 +342,22 @@ class OffsetSpec:
 
     @classmethod
     def earliest(cls) -> OffsetSpec:
+        """The first offset still in the log."""
         return cls(cls.EARLIEST_TS)
 
     @classmethod
     def latest(cls) -> OffsetSpec:
+        """The offset the next record will get (the high watermark)."""
         return cls(cls.LATEST_TS)
 
     @classmethod
     def max_timestamp(cls) -> OffsetSpec:
+        """The offset of the record with the largest timestamp (ListOffsets v7+)."""
         return cls(cls.MAX_TIMESTAMP_TS)
 
     @classmethod
     def for_timestamp(cls, ms: int) -> OffsetSpec:
+        """The first offset whose timestamp is at or after ``ms`` (epoch milliseconds)."""
         if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
             raise ConfigError(f"timestamp must be a non-negative int of milliseconds, got {ms!r}")
         return cls(ms)
