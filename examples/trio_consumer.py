@@ -72,8 +72,12 @@ async def consume(
     max_records: int | None = None,
 ) -> dict[TopicPartition, int]:
     """Consume until ``stop`` is set or ``max_records`` were handled; return the committed
-    offsets. ``stop`` cancels only the loop, inside ``async with consumer``, so the
-    consumer's own tasks are still there for the final commit and for leaving the group."""
+    offsets.
+
+    ``stop`` cancels only the loop, inside ``async with consumer``, so the consumer's own
+    tasks are still there for the final commit and for leaving the group. An error from
+    ``handle`` or the consumer is raised after the records handled before it were committed.
+    """
     pending: dict[TopicPartition, int] = {}
     committed: dict[TopicPartition, int] = {}
     consumer: Consumer[bytes, bytes] = Consumer(
@@ -83,6 +87,7 @@ async def consume(
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )
+    failure: Exception | None = None
     async with consumer:
         async with trio.open_nursery() as nursery:
             if stop is not None:
@@ -92,21 +97,28 @@ async def consume(
                     nursery.cancel_scope.cancel()
 
                 nursery.start_soon(cancel_on_stop)
-            count = 0
-            async for record in consumer:
-                handle(record)
-                pending[record.topic_partition] = record.offset + 1
-                count += 1
-                if max_records is not None and count >= max_records:
-                    break
-                if count % commit_every == 0:
-                    await commit(consumer, pending, committed)
+            try:
+                count = 0
+                async for record in consumer:
+                    handle(record)
+                    pending[record.topic_partition] = record.offset + 1
+                    count += 1
+                    if max_records is not None and count >= max_records:
+                        break
+                    if count % commit_every == 0:
+                        await commit(consumer, pending, committed)
+            except Exception as exc:
+                # Raised again after the final commit, and unwrapped: leaving the nursery
+                # would wrap it in an ExceptionGroup.
+                failure = exc
             nursery.cancel_scope.cancel()
         with trio.move_on_after(FINAL_COMMIT_TIMEOUT):
             try:
                 await commit(consumer, pending, committed)
             except KafkaError as exc:
                 print(f"final commit failed: {exc}", file=sys.stderr, flush=True)
+    if failure is not None:
+        raise failure
     return committed
 
 
@@ -137,22 +149,28 @@ async def bootstrap_or_embedded(bootstrap: str | None, topic: str) -> AsyncItera
         yield servers
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace) -> int:
     async with bootstrap_or_embedded(args.bootstrap_servers, args.topic) as servers:
         stop = trio.Event()
         async with trio.open_nursery() as nursery:
             await nursery.start(set_on_signals, stop)
-            committed = await consume(
-                servers,
-                args.topic,
-                args.group,
-                stop=stop,
-                commit_every=args.commit_every,
-                max_records=args.max_records,
-            )
-            nursery.cancel_scope.cancel()
+            try:
+                committed = await consume(
+                    servers,
+                    args.topic,
+                    args.group,
+                    stop=stop,
+                    commit_every=args.commit_every,
+                    max_records=args.max_records,
+                )
+            except KafkaError as exc:
+                print(f"consumer failed: {exc!r}", file=sys.stderr, flush=True)
+                return 1
+            finally:
+                nursery.cancel_scope.cancel()  # stop listening for signals
         for tp, offset in sorted(committed.items()):
             print(f"committed {tp.topic}/{tp.partition} {offset}", flush=True)
+    return 0
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -168,4 +186,4 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    trio.run(main, parse_args())
+    sys.exit(trio.run(main, parse_args()))

@@ -100,3 +100,25 @@ async def test_trio_consumer_program_sigterm(
     assert printed == ends
     got = await _committed(kafka_broker, group, topic)
     assert {tp.partition: off for tp, off in got.items()} == ends
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_consumer_handler_error_is_raised_after_the_commit(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    example = load_example("trio_consumer")
+    topic = new_topic(1, prefix="ex-trio-err")
+    group = f"ex-trio-err-{uuid.uuid4().hex[:8]}"
+    await produce(kafka_broker, topic, [f"e{i}".encode() for i in range(8)])
+    handled: list[int] = []
+
+    def handle(record: ConsumerRecord[bytes, bytes]) -> None:
+        if record.offset == 5:
+            raise ValueError("cannot handle offset 5")
+        handled.append(record.offset)
+
+    with trio.fail_after(20), pytest.raises(ValueError, match="offset 5"):
+        await example.consume(kafka_broker, topic, group, handle=handle, commit_every=2)
+    assert handled == [0, 1, 2, 3, 4]
+    assert await _committed(kafka_broker, group, topic) == {TopicPartition(topic, 0): 5}
