@@ -29,7 +29,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..structs import TopicPartition
-from .output import Output
+from .output import Output, Progress
 from .parsing import (
     StartPosition,
     UsageError,
@@ -466,7 +466,9 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-async def _read_lines(stream: IO[bytes]) -> AsyncIterator[list[bytes]]:
+async def _read_lines(
+    stream: IO[bytes], on_bytes: Callable[[int], None] | None = None
+) -> AsyncIterator[list[bytes]]:
     """Yield batches of lines (without the newline) read in a worker thread, so a slow
     stdin never blocks the event loop and a fast one costs one thread hop per 64 KiB."""
     reader = getattr(stream, "read1", stream.read)
@@ -475,6 +477,8 @@ async def _read_lines(stream: IO[bytes]) -> AsyncIterator[list[bytes]]:
         chunk: bytes = await anyio.to_thread.run_sync(reader, 1 << 16)
         if not chunk:
             break
+        if on_bytes is not None:
+            on_bytes(len(chunk))
         data = pending + chunk
         lines = data.split(b"\n")
         pending = lines.pop()
@@ -521,35 +525,43 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
             )
         ) as producer:
             pending: list[Any] = []
-            async for lines in _read_lines(stream):
-                for line in lines:
-                    if line.endswith(b"\r"):
-                        line = line[:-1]
-                    key, value = split_key(line, separator)
-                    delivery = await producer.enqueue(
-                        args.topic,
-                        value=value,
-                        key=key,
-                        partition=args.partition,
-                        headers=list(headers),
-                    )
-                    sent += 1
-                    if rate is not None:
-                        # Trickle mode: each record is acknowledged before the next is
-                        # sent, so records never share a batch and the rate is exact (an
-                        # upper bound when the broker's round trip is slower). flush() skips
-                        # the linger wait.
-                        await producer.flush()
-                        await delivery
-                        delay = started + sent / rate - time.perf_counter()
-                        if delay > 0:
-                            await anyio.sleep(delay)
-                        continue
-                    pending.append(delivery)
-                    if len(pending) >= 10_000:
-                        for d in pending:
-                            await d
-                        pending.clear()
+            # A bar (by bytes read) only for files: stdin may be a person typing.
+            total = (await anyio.Path(args.file).stat()).st_size if args.file else None
+            bar_cm: contextlib.AbstractContextManager[Progress] = (
+                out.progress("producing", total)
+                if args.file
+                else contextlib.nullcontext(Progress())
+            )
+            with bar_cm as bar:
+                async for lines in _read_lines(stream, bar.advance):
+                    for line in lines:
+                        if line.endswith(b"\r"):
+                            line = line[:-1]
+                        key, value = split_key(line, separator)
+                        delivery = await producer.enqueue(
+                            args.topic,
+                            value=value,
+                            key=key,
+                            partition=args.partition,
+                            headers=list(headers),
+                        )
+                        sent += 1
+                        if rate is not None:
+                            # Trickle mode: each record is acknowledged before the next is
+                            # sent, so records never share a batch and the rate is exact (an
+                            # upper bound when the broker's round trip is slower). flush() skips
+                            # the linger wait.
+                            await producer.flush()
+                            await delivery
+                            delay = started + sent / rate - time.perf_counter()
+                            if delay > 0:
+                                await anyio.sleep(delay)
+                            continue
+                        pending.append(delivery)
+                        if len(pending) >= 10_000:
+                            for d in pending:
+                                await d
+                            pending.clear()
             for d in pending:
                 await d
             await producer.flush()
