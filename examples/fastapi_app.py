@@ -143,6 +143,7 @@ class Service:
 async def consume_once(
     bootstrap_servers: str, topic: str, group_id: str, stats: EventStats, stop: anyio.Event
 ) -> None:
+    """One consumer's life: consume into ``stats`` until ``stop``; Kafka errors propagate."""
     consumer: Consumer[bytes, bytes] = Consumer(
         topic,
         bootstrap_servers=bootstrap_servers,
@@ -151,6 +152,7 @@ async def consume_once(
         # commit, of records already handed to this loop) tell where to resume.
         auto_offset_reset="earliest",
     )
+    failure: KafkaError | None = None
     async with consumer, anyio.create_task_group() as tg:
 
         async def cancel_on_stop() -> None:
@@ -158,8 +160,16 @@ async def consume_once(
             tg.cancel_scope.cancel()
 
         tg.start_soon(cancel_on_stop)
-        async for record in consumer:
-            stats.record(record.partition, record.offset, record.key, record.value)
+        try:
+            async for record in consumer:
+                stats.record(record.partition, record.offset, record.key, record.value)
+        except KafkaError as exc:
+            # Raised again once the consumer is closed, and unwrapped (leaving the task
+            # group would wrap it in an ExceptionGroup), for the worker's retry loop.
+            failure = exc
+        tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 async def consumer_worker(
