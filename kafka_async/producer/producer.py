@@ -24,6 +24,7 @@ from .. import errors as E
 from ..cluster.client import GROUP, TRANSACTION, ClusterClient
 from ..errors import (
     ClientClosedError,
+    KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
     RecordTooLargeClientError,
@@ -473,6 +474,8 @@ class Producer:
             except KafkaError as exc:
                 if not exc.retriable:
                     raise
+                if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                    client.invalidate_coordinator(txn.transactional_id, TRANSACTION)
                 last = exc
                 await anyio.sleep(backoff)
                 continue

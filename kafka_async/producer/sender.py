@@ -35,12 +35,14 @@ from ..errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    UnsupportedFieldError,
     error_for_code,
 )
 from ..protocol.apis import ADD_PARTITIONS_TO_TXN, INIT_PRODUCER_ID, PRODUCE
 from ..structs import TopicPartition
 from .accumulator import ProducerBatch, RecordAccumulator
 from .config import ProducerConfig
+from .transaction import is_fatal_txn_error
 
 if TYPE_CHECKING:
     from ..cluster.client import ClusterClient
@@ -254,6 +256,13 @@ class Sender:
         }
         try:
             resp = await self._client.least_loaded_request(INIT_PRODUCER_ID, body)
+        except UnsupportedFieldError:
+            # InitProducerId < v3 cannot carry the current id and epoch: no bump possible,
+            # take a fresh producer id (sequences restart at 0 either way).
+            acc.producer_id = -1
+            acc.producer_epoch = -1
+            self.producer_id_resets += 1
+            return False
         except KafkaError as exc:
             if not exc.retriable:
                 self._fatal(exc)
@@ -305,8 +314,6 @@ class Sender:
         for tp in pending:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         topics = [{"name": t, "partitions": p} for t, p in by_topic.items()]
-        from .transaction import is_fatal_txn_error
-
         try:
             node = await self._client.coordinator(txn.transactional_id, TRANSACTION)
             # v4+ is the broker-to-broker form (KIP-890); clients use v3 and below.
@@ -324,6 +331,8 @@ class Sender:
             )
         except KafkaError as exc:
             if exc.retriable:
+                if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                    self._client.invalidate_coordinator(txn.transactional_id, TRANSACTION)
                 await self._wait(self._cfg.client.retry_backoff_ms / 1000.0)
                 return
             self._txn_error(exc, pending)
@@ -355,8 +364,6 @@ class Sender:
             await self._wait(self._cfg.client.retry_backoff_ms / 1000.0)
 
     def _txn_error(self, error: BaseException, tps: Sequence[TopicPartition]) -> None:
-        from .transaction import is_fatal_txn_error
-
         assert self._txn is not None
         if is_fatal_txn_error(error):
             self._fatal(error)
