@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import socket
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -511,3 +512,21 @@ async def test_close_wakes_tasks_waiting_for_buffer_space(embedded_broker: Any) 
             await failed.wait()
     assert isinstance(outcome[0], ClientClosedError)
     assert time.monotonic() - start < 6
+
+
+@pytest.mark.anyio
+async def test_start_fails_fast_without_a_broker() -> None:
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()  # nothing listens there now
+    producer = Producer(
+        bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=1000, connect_timeout_ms=500
+    )
+    start = time.monotonic()
+    with anyio.fail_after(15), pytest.raises(KafkaError):
+        await producer.start()
+    assert time.monotonic() - start < 15
+    with pytest.raises(ClientClosedError):
+        await producer.send("t", b"v")
+    await producer.close()
