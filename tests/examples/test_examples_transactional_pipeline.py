@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from examples_helpers import load_example, produce, read_to_end
+from examples_helpers import load_example, produce, read_to_end, run_example
 
 from kafka_async import AdminClient, ConsumerRecord, TopicPartition
 
@@ -163,3 +163,26 @@ async def test_pipeline_aborts_a_failed_batch_and_a_restart_resumes(
         assert committed == everything
         pytest.xfail(TANSU_READ_COMMITTED_GAP)
     assert committed == Counter(inputs)
+
+
+async def test_pipeline_program_stops_on_sigterm_after_committing(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    n = 12
+    source, sink = await _topics(kafka_broker, new_topic, n)
+    group, tid = f"ex-txn-{uuid.uuid4().hex[:8]}", f"ex-txn-{uuid.uuid4().hex[:8]}"
+    args = ["--bootstrap-servers", kafka_broker, "--input", source, "--output", sink]
+    args += ["--group", group, "--transactional-id", tid, "--batch-size", "5"]
+
+    def all_committed(lines: list[str]) -> bool:
+        return any(f": {n} records so far" in line for line in lines)
+
+    async with run_example("transactional_pipeline", *args) as ex:
+        await ex.wait_for(all_committed, timeout=20)
+        code = await ex.terminate_and_wait(timeout=10)
+    assert code == 0, ex.transcript()
+    assert f"done: {n} records" in "\n".join(ex.stdout), ex.transcript()
+    ends = await _input_ends(kafka_broker, source)
+    assert await _group_offsets(kafka_broker, group, source) == ends
+    out = await read_to_end(kafka_broker, sink, 1, isolation_level="read_committed")
+    assert len(out) == n
