@@ -332,11 +332,19 @@ class _RangeReader:
                 try:
                     batch = await self._consumer.getmany(
                         self._tp,
-                        timeout_ms=min(1000, self._opts.poll_timeout_ms),
+                        timeout_ms=min(500, self._opts.poll_timeout_ms),
                         max_records=min(READ_CHUNK, self._rng.end - self._next),
                     )
                 except (OffsetOutOfRangeError, NoOffsetForPartitionError):
                     await self._lost()
+                    continue
+                if not batch:
+                    # The range ends at or below an end offset the broker reported, so the
+                    # data is there: an empty poll means the fetch state went astray (seen
+                    # with the consumer's prefetch, see the spark report). Seeking restarts
+                    # fetching at the position; it costs nothing when all is well.
+                    log.debug("empty poll of %s at %d: seeking", self._tp, self._next)
+                    self._consumer.seek(self._tp, self._next)
                     continue
                 records = [
                     r for r in batch.get(self._tp, ()) if self._next <= r.offset < self._rng.end
