@@ -303,6 +303,8 @@ class ClusterClient:
                 remaining = deadline - anyio.current_time()
                 return await self._send_metadata(conn, names, remaining), topics
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                if not exc.retriable:
+                    raise  # a refused TLS certificate: retrying until the deadline cannot help
                 log.info("metadata request to node %s failed: %s", node, exc)
                 last_error = exc
                 if node is not None:
@@ -399,6 +401,8 @@ class ClusterClient:
                 try:
                     md = await self.refresh_metadata([topic])
                 except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                    if not exc.retriable:
+                        raise
                     last_error = exc
                     continue
                 info = self._topic_ready(md, topic)

@@ -7,11 +7,56 @@ one exists, so code moves over with few edits.
 Higher-level configs build it from their own keyword arguments with
 :meth:`ClientConfig.from_kwargs`, which takes the settings it knows and hands back the rest,
 so validation lives in one place.
+
+Security
+--------
+``security_protocol`` is PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS).
+TLS applies to every connection, bootstrap servers included.
+
+* TLS: pass an ``ssl_context`` you built, or let the client build one from ``ssl_cafile``
+  (CA bundle; the system's CAs when omitted), ``ssl_certfile`` / ``ssl_keyfile`` /
+  ``ssl_password`` (a client certificate for mutual TLS). A context built here verifies the
+  broker's certificate chain *and* that the certificate names the host dialled (the
+  bootstrap host, then the host each broker advertises). Turning both checks off takes
+  ``ssl_insecure_skip_verify=True``, which logs a warning every time a config with it is
+  made; use it against test brokers only. A refused certificate raises
+  :class:`~kafka_async.net.tls.TLSHandshakeError` (a non-retriable
+  ``KafkaConnectionError``) naming the host and OpenSSL's reason, at once rather than after
+  the bootstrap deadline.
+* SASL: ``sasl_mechanism`` PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with
+  ``sasl_plain_username`` / ``sasl_plain_password``; SCRAM needs the ``scramp`` package,
+  the ``kafka-async[scram]`` extra) or OAUTHBEARER (with ``sasl_oauth_token_provider``, an
+  object with ``async token() -> str`` and optionally ``extensions() -> dict``, asked for a
+  token at every authentication, so it decides when to refresh). SCRAM checks the broker's
+  signature: a broker that does not know the password is refused with
+  ``SaslAuthenticationFailedError``. Wrong credentials raise
+  ``SaslAuthenticationFailedError`` to the caller at once; the pool does not retry them in
+  a loop (the next attempt waits for the node's reconnect backoff). When the broker gives
+  the session a lifetime (KIP-368, ``connections.max.reauth.ms`` or a token's expiry), the
+  connection authenticates again on the same socket at 85-95% of that lifetime: writes
+  pause, responses to requests already sent keep flowing, then writes resume.
+* Secrets (``sasl_plain_password``, ``ssl_password``, the token provider and its tokens)
+  never appear in ``repr``, ``to_dict()``, log records, exception messages or statistics.
+
+Limits against a broken or hostile broker (on by default)
+----------------------------------------------------------
+* ``max_response_size`` (default 100 MiB): a response frame announcing more is refused from
+  its 4-byte size prefix, before any of the body is read, with ``ResponseTooLargeError``;
+  frames above 1 MiB are read into memory as their bytes arrive, so a peer announcing a
+  large frame and sending little costs little.
+* ``max_decompressed_size`` (consumer, default 64 MiB): a compressed record batch that
+  inflates past it raises ``DecompressionLimitError`` instead of exhausting memory (a
+  decompression bomb costs at most about that much).
+* ``connect_timeout_ms`` and ``request_timeout_ms``: a silent broker cannot hang a connect
+  (including the TLS and SASL handshakes) or a request.
+* A SASL exchange longer than 16 rounds is abandoned; a SCRAM iteration count above
+  1,000,000 is refused (a hostile broker could otherwise make the client burn CPU).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 import ssl
 from collections.abc import Mapping, Sequence
@@ -19,7 +64,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from . import sasl
+from . import sasl, tls
+
+log = logging.getLogger(__name__)
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -105,11 +152,26 @@ class ClientConfig:
     api_version: str = "auto"
     security_protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None
+    #: CA bundle (PEM) to verify brokers with; the system's CAs when None.
+    ssl_cafile: str | None = None
+    #: Client certificate chain (PEM) for mutual TLS.
+    ssl_certfile: str | None = None
+    #: Private key of the client certificate (PEM), if not in ``ssl_certfile``.
+    ssl_keyfile: str | None = None
+    #: Password of ``ssl_keyfile``.
+    ssl_password: str | None = field(default=None, repr=False)
+    #: Accept any certificate for any host name. Test brokers only: logs a warning.
+    ssl_insecure_skip_verify: bool = False
     sasl_mechanism: str = "PLAIN"
     sasl_plain_username: str | None = None
     sasl_plain_password: str | None = field(default=None, repr=False)
+    #: For OAUTHBEARER: an object with ``async token() -> str`` (and optionally
+    #: ``extensions() -> dict[str, str]``), like aiokafka's ``AbstractTokenProvider``.
+    sasl_oauth_token_provider: Any = field(default=None, repr=False)
     #: Parsed form of ``bootstrap_servers``, filled in by validation.
     addresses: tuple[tuple[str, int], ...] = field(default=(), init=False, compare=False)
+    #: The TLS context built from the ssl_* settings (None without TLS).
+    _tls: ssl.SSLContext | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "addresses", parse_bootstrap_servers(self.bootstrap_servers))
@@ -148,15 +210,68 @@ class ClientConfig:
                 f"security_protocol: expected one of {', '.join(SECURITY_PROTOCOLS)}, "
                 f"got {self.security_protocol!r}"
             )
+        self._check_tls()
+        self._check_sasl()
+
+    def _check_tls(self) -> None:
         if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
             raise ConfigError(
                 f"ssl_context: expected an ssl.SSLContext, got {type(self.ssl_context).__name__}"
             )
-        if self.ssl_context is not None and not self.uses_tls:
+        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{name}: expected a string, got {type(value).__name__}")
+        if not isinstance(self.ssl_insecure_skip_verify, bool):
             raise ConfigError(
-                f"ssl_context: set but security_protocol is {self.security_protocol}; "
+                "ssl_insecure_skip_verify: expected True or False, got "
+                f"{type(self.ssl_insecure_skip_verify).__name__}"
+            )
+        file_settings = [
+            name
+            for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password")
+            if getattr(self, name) is not None
+        ]
+        if self.ssl_insecure_skip_verify:
+            file_settings.append("ssl_insecure_skip_verify")
+        tls_settings = file_settings + (["ssl_context"] if self.ssl_context is not None else [])
+        if tls_settings and not self.uses_tls:
+            raise ConfigError(
+                f"{tls_settings[0]}: set but security_protocol is {self.security_protocol}; "
                 "use SSL or SASL_SSL"
             )
+        if self.ssl_context is not None and file_settings:
+            raise ConfigError(
+                f"{file_settings[0]}: give either ssl_context or the ssl_* settings, not both "
+                "(configure the context you pass yourself)"
+            )
+        if (self.ssl_keyfile or self.ssl_password) and not self.ssl_certfile:
+            raise ConfigError("ssl_keyfile/ssl_password: set but ssl_certfile is missing")
+        if not self.uses_tls:
+            return
+        if self.ssl_context is not None:
+            object.__setattr__(self, "_tls", self.ssl_context)
+            return
+        object.__setattr__(
+            self,
+            "_tls",
+            tls.build_context(
+                cafile=self.ssl_cafile,
+                certfile=self.ssl_certfile,
+                keyfile=self.ssl_keyfile,
+                password=self.ssl_password,
+                insecure_skip_verify=self.ssl_insecure_skip_verify,
+            ),
+        )
+        if self.ssl_insecure_skip_verify:
+            log.warning(
+                "ssl_insecure_skip_verify=True: broker certificates and host names are NOT "
+                "verified; anyone on the network path can read and change the traffic"
+            )
+
+    def _check_sasl(self) -> None:
+        if not isinstance(self.sasl_mechanism, str):
+            raise ConfigError(f"sasl_mechanism: expected a string, got {self.sasl_mechanism!r}")
         if self.sasl_mechanism not in sasl.mechanism_names():
             raise ConfigError(
                 f"sasl_mechanism: expected one of {', '.join(sasl.mechanism_names())}, "
@@ -166,12 +281,24 @@ class ClientConfig:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"{name}: expected a string, got {type(value).__name__}")
-        if self.uses_sasl and (
-            self.sasl_plain_username is None or self.sasl_plain_password is None
-        ):
+        provider = self.sasl_oauth_token_provider
+        if provider is not None and not callable(getattr(provider, "token", None)):
+            raise ConfigError(
+                "sasl_oauth_token_provider: expected an object with an async token() method, "
+                f"got {type(provider).__name__}"
+            )
+        if not self.uses_sasl:
+            return
+        sasl.check_mechanism(self.sasl_mechanism)
+        if self.sasl_mechanism == "OAUTHBEARER":
+            if provider is None:
+                raise ConfigError(
+                    "sasl_oauth_token_provider is required when sasl_mechanism is OAUTHBEARER"
+                )
+        elif self.sasl_plain_username is None or self.sasl_plain_password is None:
             raise ConfigError(
                 f"sasl_plain_username and sasl_plain_password are required when "
-                f"security_protocol is {self.security_protocol}"
+                f"security_protocol is {self.security_protocol} with {self.sasl_mechanism}"
             )
 
     def _check_api_version(self) -> None:
@@ -212,10 +339,12 @@ class ClientConfig:
         return self.connect_timeout_ms / 1000.0
 
     def tls_context(self) -> ssl.SSLContext | None:
-        """The context to wrap sockets with: the configured one, a default one, or None."""
-        if not self.uses_tls:
-            return None
-        return self.ssl_context or ssl.create_default_context()
+        """The context to wrap sockets with (None without TLS).
+
+        The ``ssl_context`` given, else one built once from the ssl_* settings: certificate
+        chain and host name checked, TLS 1.2 or newer.
+        """
+        return self._tls
 
     # -- construction ----------------------------------------------------------------------
 
@@ -241,8 +370,9 @@ class ClientConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> Mapping[str, Any]:
-        """The settings as a dict, with the SASL password masked (safe to log)."""
+        """The settings as a dict, with passwords and the token provider masked (safe to log)."""
         out = {name: getattr(self, name) for name in sorted(self.field_names())}
-        if out.get("sasl_plain_password") is not None:
-            out["sasl_plain_password"] = "********"
+        for name in ("sasl_plain_password", "ssl_password", "sasl_oauth_token_provider"):
+            if out.get(name) is not None:
+                out[name] = "********"
         return out

@@ -27,6 +27,16 @@ response and drops it. The write itself is shielded (a half-written frame would 
 stream) and bounded by the writer's deadline; if that passes mid-write, the connection is
 closed.
 
+Re-authentication (KIP-368)
+---------------------------
+When SASL authentication reports a session lifetime, a task in the connection's group
+authenticates again at a random 85-95% of it. It first fetches what the mechanism needs (an
+OAUTHBEARER token) without blocking anyone, then pauses: new requests wait (within their
+deadlines) before being queued, frames already queued are written, and the SASL requests go
+out alone. Responses to requests sent earlier keep arriving in order ahead of the SASL
+answers, so nothing in flight is disturbed. Writes resume when the exchange ends; if it
+fails, the connection closes (the broker would close it at expiry anyway).
+
 Throttling
 ----------
 A response with ``throttle_time_ms > 0`` (the broker's quota was exceeded) holds further
@@ -52,6 +62,8 @@ the body is read).
 from __future__ import annotations
 
 import logging
+import random
+import ssl
 import struct
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -79,6 +91,7 @@ from ..protocol.codec import Reader
 from ..protocol.schema import Api
 from . import sasl
 from .config import ClientConfig
+from .tls import TLSHandshakeError, describe_handshake_error, open_tls_stream
 
 log = logging.getLogger(__name__)
 
@@ -111,14 +124,13 @@ _CLIENT_SOFTWARE = ("kafka-async", _software_version())
 
 
 async def tcp_stream(host: str, port: int, config: ClientConfig) -> anyio.abc.ByteStream:
-    """The default :data:`StreamFactory`: TCP via anyio, wrapped in TLS for SSL/SASL_SSL."""
+    """The default :data:`StreamFactory`: TCP via anyio, wrapped in TLS for SSL/SASL_SSL.
+
+    A refused TLS handshake raises :class:`~kafka_async.net.tls.TLSHandshakeError`.
+    """
     ctx = config.tls_context()
     if ctx is not None:
-        # tls_standard_compatible=False: Kafka brokers often drop the socket without a TLS
-        # close_notify, which is not an attack here since frames carry their own length.
-        return await anyio.connect_tcp(
-            host, port, ssl_context=ctx, tls_standard_compatible=False, tls_hostname=host
-        )
+        return await open_tls_stream(host, port, ctx)
     return await anyio.connect_tcp(host, port)
 
 
@@ -168,6 +180,8 @@ class ConnectionStatistics:
     bytes_received: int
     api_versions: Mapping[int, tuple[int, int]]
     close_reason: str | None
+    #: Successful SASL re-authentications on this connection (KIP-368).
+    reauthentications: int = 0
 
 
 class BrokerConnection:
@@ -188,9 +202,15 @@ class BrokerConnection:
         self.config = config
         self.node_id = node_id
         self._factory = stream_factory or tcp_stream
-        if authenticator is None and config.uses_sasl:
-            authenticator = sasl.authenticate
+        # The built-in SASL client also re-authenticates; a custom authenticator does not.
+        self._builtin_sasl = authenticator is None and config.uses_sasl
         self._authenticator = authenticator
+        #: Session lifetime (ms) the broker granted at the last authentication; 0: none.
+        self.sasl_session_lifetime_ms = 0
+        #: Successful re-authentications (KIP-368).
+        self.reauthentications = 0
+        # Set while re-authenticating: requests wait on it before being queued.
+        self._paused: anyio.Event | None = None
         self._state = _NEW
         self._stream: anyio.abc.ByteStream | None = None
         self._write_lock = anyio.Lock()
@@ -358,7 +378,9 @@ class BrokerConnection:
                     # credentials) is raised as is.
                     reason = KafkaConnectionError(f"{self.address}: handshake failed: {exc}")
                     reason.__cause__ = exc
-                    if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                    if isinstance(exc, TLSHandshakeError):
+                        handshake_error = exc
+                    elif isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
                         handshake_error = reason
                     else:
                         handshake_error = exc
@@ -367,6 +389,8 @@ class BrokerConnection:
                     if self._state == _CONNECTING:
                         self._state = _READY
                         started = True
+                        if self.sasl_session_lifetime_ms > 0:
+                            tg.start_soon(self._reauth_loop)
                         task_status.started()
                     else:
                         handshake_error = KafkaConnectionError(
@@ -435,8 +459,56 @@ class BrokerConnection:
 
     async def _handshake(self) -> None:
         await self._negotiate_versions()
-        if self._authenticator is not None:
+        if self._builtin_sasl:
+            self.sasl_session_lifetime_ms = await sasl.authenticate_session(self)
+        elif self._authenticator is not None:
             await self._authenticator(self)
+
+    # -- re-authentication (KIP-368) -------------------------------------------------------
+
+    async def _reauth_loop(self) -> None:
+        """Authenticate again before each session runs out; close the connection on failure."""
+        while self.sasl_session_lifetime_ms > 0:
+            lifetime = self.sasl_session_lifetime_ms / 1000.0
+            # Random 85-95%: connections opened together do not all re-authenticate at once.
+            await anyio.sleep(lifetime * (0.85 + 0.10 * random.random()))
+            try:
+                with anyio.fail_after(self._default_timeout):
+                    await self._reauthenticate()
+            except Exception as exc:
+                log.warning("%s: SASL re-authentication failed: %s", self.address, exc)
+                err = KafkaConnectionError(f"{self.address}: SASL re-authentication failed: {exc}")
+                err.__cause__ = exc
+                self._fail(err)
+                return
+
+    async def _reauthenticate(self) -> None:
+        # Fetch what the mechanism needs (a token) before pausing anyone.
+        mechanism = await sasl.prepared_mechanism(self.config)
+        paused = self._paused = anyio.Event()
+        try:
+            async with self._write_lock:
+                if self._outbox:
+                    # Frames queued before the pause go first; their waiters precede ours.
+                    await self._flush(anyio.current_time() + self._default_timeout, API_VERSIONS)
+                self.sasl_session_lifetime_ms = await sasl.authenticate_session(
+                    self, self._send_paused, mechanism=mechanism
+                )
+            self.reauthentications += 1
+            log.debug(
+                "%s: re-authenticated; next session lifetime %d ms",
+                self.address,
+                self.sasl_session_lifetime_ms,
+            )
+        finally:
+            self._paused = None
+            paused.set()
+
+    async def _send_paused(self, api: Api, body: Any, version: int) -> Any:
+        """A request sent by re-authentication, which holds the write lock."""
+        reader = await self._exchange(api, version, body, None, True, locked=True)
+        assert reader is not None
+        return api.decode_response(version, reader)
 
     async def _negotiate_versions(self) -> None:
         """ApiVersions with our newest version; on UNSUPPORTED_VERSION retry (KIP-511).
@@ -515,6 +587,8 @@ class BrokerConnection:
         body: Any,
         timeout: float | None,  # noqa: ASYNC109
         expect_response: bool,
+        *,
+        locked: bool = False,
     ) -> Reader | None:
         if self._state not in (_READY, _CONNECTING) or self._stream is None:
             raise KafkaConnectionError(
@@ -540,10 +614,17 @@ class BrokerConnection:
             timeout = self._default_timeout
         deadline = anyio.current_time() + timeout
         waiter = _Waiter(api, version, cid, deadline) if expect_response else None
-        seq = self._queued_seq = self._queued_seq + 1
+        seq = 0  # 0: not queued yet
         with anyio.CancelScope(deadline=deadline):
             try:
-                await self._send(seq, frame, waiter, deadline, api)
+                if not locked:
+                    while self._paused is not None:
+                        # Re-authenticating: queue nothing until it is done (see module doc).
+                        await self._paused.wait()
+                # Numbered only now, so every queued frame has a higher number than any
+                # frame already written.
+                seq = self._queued_seq = self._queued_seq + 1
+                await self._send(seq, frame, waiter, deadline, api, locked=locked)
                 if waiter is None:
                     return None
                 await waiter.event.wait()
@@ -555,7 +636,7 @@ class BrokerConnection:
                 raise
         # Only the deadline gets here. Checked before any await: a frame taken back by
         # _send is not written, and no later flush can have happened yet.
-        written = self._flushed_seq >= seq
+        written = seq > 0 and self._flushed_seq >= seq
         if waiter is not None:
             if waiter.reader is not None:  # the response won the race with the deadline
                 return waiter.reader
@@ -571,7 +652,14 @@ class BrokerConnection:
         )
 
     async def _send(
-        self, seq: int, frame: bytearray, waiter: _Waiter | None, deadline: float, api: Api
+        self,
+        seq: int,
+        frame: bytearray,
+        waiter: _Waiter | None,
+        deadline: float,
+        api: Api,
+        *,
+        locked: bool = False,
     ) -> None:
         """Queue ``frame`` and make sure it is written, coalescing concurrent writes.
 
@@ -579,7 +667,8 @@ class BrokerConnection:
         Whoever holds the write lock writes everything queued so far in one send: under
         load, many pipelined requests cost one system call. A caller that finds its frame
         already written by an earlier lock holder returns at once; one that gives up before
-        its frame was written takes it (and its waiter) back out of the queue.
+        its frame was written takes it (and its waiter) back out of the queue. ``locked``:
+        the caller (re-authentication) already holds the write lock.
         """
         if self._state == _CLOSED:
             raise KafkaConnectionError(f"{self.address}: connection closed ({self._close_reason})")
@@ -587,33 +676,36 @@ class BrokerConnection:
         if waiter is not None:
             self._waiters.append(waiter)
         try:
-            async with self._write_lock:
-                if self._flushed_seq >= seq:
-                    if self._state == _CLOSED:
-                        raise KafkaConnectionError(
-                            f"{self.address}: connection closed ({self._close_reason})"
-                        )
-                    return
-                if self._state == _CLOSED:
-                    raise KafkaConnectionError(
-                        f"{self.address}: connection closed ({self._close_reason})"
-                    )
-                if anyio.current_time() >= deadline:
-                    # Do not start a write the shielded scope below would have to abort.
-                    raise KafkaTimeoutError(
-                        f"{self.address}: {api.name} not sent before its deadline"
-                    )
-                pause = self._throttled_until - anyio.current_time()
-                if pause > 0:
-                    # Still throttled: wait with the lock held, so everyone else's frames
-                    # queue up and leave together afterwards. Nothing is written yet, so
-                    # the deadline (which cancels this sleep) takes our frame back.
-                    await anyio.sleep(pause)
-                await self._flush(deadline, api)
+            if locked:
+                await self._write_queued(seq, deadline, api)
+            else:
+                async with self._write_lock:
+                    await self._write_queued(seq, deadline, api)
         except BaseException:
             if self._flushed_seq < seq:
                 self._unqueue(seq, waiter)
             raise
+
+    async def _write_queued(self, seq: int, deadline: float, api: Api) -> None:
+        """With the write lock held: write the queue unless frame ``seq`` already went out."""
+        if self._flushed_seq >= seq:
+            if self._state == _CLOSED:
+                raise KafkaConnectionError(
+                    f"{self.address}: connection closed ({self._close_reason})"
+                )
+            return
+        if self._state == _CLOSED:
+            raise KafkaConnectionError(f"{self.address}: connection closed ({self._close_reason})")
+        if anyio.current_time() >= deadline:
+            # Do not start a write the shielded scope below would have to abort.
+            raise KafkaTimeoutError(f"{self.address}: {api.name} not sent before its deadline")
+        pause = self._throttled_until - anyio.current_time()
+        if pause > 0:
+            # Still throttled: wait with the lock held, so everyone else's frames queue up
+            # and leave together afterwards. Nothing is written yet, so the deadline (which
+            # cancels this sleep) takes our frame back.
+            await anyio.sleep(pause)
+        await self._flush(deadline, api)
 
     async def _flush(self, deadline: float, api: Api) -> None:
         """Write every queued frame in one send (called with the write lock held)."""
@@ -747,6 +839,13 @@ class BrokerConnection:
             err = KafkaConnectionError(f"{self.address}: corrupt response stream: {exc}")
             err.__cause__ = exc
             self._fail(err)
+        except ssl.SSLError as exc:
+            # An alert from the broker's TLS layer, such as "certificate required" when it
+            # wants a client certificate (TLS 1.3 reports that after the handshake).
+            msg = describe_handshake_error(self.host, self.port, exc)
+            err = KafkaConnectionError(msg) if self._state == _READY else TLSHandshakeError(msg)
+            err.__cause__ = exc
+            self._fail(err)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             err = KafkaConnectionError(f"{self.address}: read failed: {exc!r}")
             err.__cause__ = exc
@@ -769,4 +868,5 @@ class BrokerConnection:
             bytes_received=self.bytes_received,
             api_versions=dict(self._api_versions),
             close_reason=self._close_reason,
+            reauthentications=self.reauthentications,
         )

@@ -15,7 +15,11 @@ does not abort the attempt the others wait on.
 Failures: a connect failure puts the node in exponential backoff with jitter
 (``reconnect_backoff_ms`` .. ``reconnect_backoff_max_ms``); the next ``get`` for that node
 waits the rest of the backoff (within its own deadline) and then makes one attempt. A
-``get`` never makes more than one attempt: retry policy belongs to the caller.
+``get`` never makes more than one attempt: retry policy belongs to the caller. Errors keep
+their type: refused credentials (``SaslAuthenticationFailedError``) and a refused
+certificate (``TLSHandshakeError``) are not retriable, and ``bootstrap`` raises them at once
+instead of cycling through the servers until its deadline, so wrong settings never turn
+into a connect storm.
 """
 
 from __future__ import annotations
@@ -442,7 +446,9 @@ class ConnectionPool:
             if isinstance(outcome, BrokerConnection):
                 return outcome
             if isinstance(outcome, KafkaConnectionError):
-                raise KafkaConnectionError(str(outcome)) from outcome
+                # A fresh error per caller (tracebacks are per raise), of the same type: a
+                # TLSHandshakeError must stay one.
+                raise type(outcome)(str(outcome)) from outcome
             if isinstance(outcome, KafkaError):
                 raise outcome
             raise KafkaConnectionError(f"connect to node {key[0]} failed: {outcome!r}")
@@ -511,6 +517,10 @@ class ConnectionPool:
             try:
                 conn = await self.get(node, "default", timeout=remaining)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                if not exc.retriable:
+                    # A refused certificate or an oversized answer: the same settings get
+                    # the same answer from every server, so say so now, not at the deadline.
+                    raise
                 # A timeout waiting out the backoff says less than the connect error before.
                 if node not in errors or not isinstance(exc, KafkaTimeoutError):
                     errors[node] = str(exc)

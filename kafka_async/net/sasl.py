@@ -2,18 +2,39 @@
 
 A mechanism is a sans-I/O object: ``step(None)`` gives the client's first message and
 ``step(server_bytes)`` the next one, or ``None`` once the exchange is complete (after
-checking the server's final message, for mechanisms that have one). :func:`authenticate`
-drives it over SaslHandshake v1 and SaslAuthenticate, so a new mechanism (SCRAM, OAUTHBEARER)
-is one class plus one :func:`register_mechanism` call; the connection code does not change.
+checking the server's final message, for mechanisms that have one). A mechanism that needs
+I/O before its first message (OAUTHBEARER asks its token provider) also has an async
+``prepare()``. :func:`authenticate` drives it over SaslHandshake v1 and SaslAuthenticate, so a
+new mechanism is one class plus one :func:`register_mechanism` call.
+
+Mechanisms: PLAIN (RFC 4616), SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802/7677, via the
+``scramp`` package, imported only when SCRAM is configured; the server's signature is
+checked) and OAUTHBEARER (RFC 7628 as Kafka uses it, KIP-255/KIP-342 extensions).
+
+Re-authentication (KIP-368): SaslAuthenticate v1+ reports ``session_lifetime_ms``; the
+connection runs the same exchange again on the same socket before it runs out (see
+``BrokerConnection``). :func:`authenticate_session` returns that lifetime.
+
+Secrets: no mechanism object shows its password or token in ``repr``, and no error message
+built here contains them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ConfigError, IncompatibleBrokerVersionError, raise_for_code
+from ..errors import (
+    ConfigError,
+    IncompatibleBrokerVersionError,
+    SaslAuthenticationFailedError,
+    UnsupportedSaslMechanismError,
+    raise_for_code,
+)
 from ..protocol.apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from ..protocol.schema import Api
 
 if TYPE_CHECKING:
     from .config import ClientConfig
@@ -21,9 +42,13 @@ if TYPE_CHECKING:
 
 _UNSUPPORTED_SASL_MECHANISM = 33
 
+#: A SCRAM iteration count above this is refused: a hostile broker could otherwise make
+#: every connect burn seconds of CPU in PBKDF2.
+MAX_SCRAM_ITERATIONS = 1_000_000
+
 
 class SaslMechanism(Protocol):
-    """One client-side SASL exchange (a fresh object per connection)."""
+    """One client-side SASL exchange (a fresh object per authentication)."""
 
     #: The mechanism name sent in SaslHandshake, such as ``"PLAIN"``.
     name: str
@@ -39,11 +64,20 @@ class SaslMechanism(Protocol):
 MechanismFactory = Callable[["ClientConfig"], SaslMechanism]
 
 _MECHANISMS: dict[str, MechanismFactory] = {}
+_CHECKS: dict[str, Callable[[], None]] = {}
 
 
-def register_mechanism(name: str, factory: MechanismFactory) -> None:
-    """Make ``sasl_mechanism=name`` valid; ``factory(config)`` builds one exchange."""
+def register_mechanism(
+    name: str, factory: MechanismFactory, *, check: Callable[[], None] | None = None
+) -> None:
+    """Make ``sasl_mechanism=name`` valid; ``factory(config)`` builds one exchange.
+
+    ``check()``, if given, runs when a config selects the mechanism and raises
+    ``ConfigError`` when something it needs (an optional package) is missing.
+    """
     _MECHANISMS[name] = factory
+    if check is not None:
+        _CHECKS[name] = check
 
 
 def mechanism_names() -> tuple[str, ...]:
@@ -51,16 +85,26 @@ def mechanism_names() -> tuple[str, ...]:
     return tuple(sorted(_MECHANISMS))
 
 
+def check_mechanism(name: str) -> None:
+    """Raise ``ConfigError`` if ``name`` is unknown or cannot run here."""
+    if name not in _MECHANISMS:
+        raise ConfigError(
+            f"sasl_mechanism: expected one of {', '.join(mechanism_names())}, got {name!r}"
+        )
+    check = _CHECKS.get(name)
+    if check is not None:
+        check()
+
+
 def create_mechanism(config: ClientConfig) -> SaslMechanism:
     """A fresh exchange for the configured mechanism."""
-    try:
-        factory = _MECHANISMS[config.sasl_mechanism]
-    except KeyError:
-        raise ConfigError(
-            f"sasl_mechanism: expected one of {', '.join(mechanism_names())}, "
-            f"got {config.sasl_mechanism!r}"
-        ) from None
-    return factory(config)
+    check_mechanism(config.sasl_mechanism)
+    return _MECHANISMS[config.sasl_mechanism](config)
+
+
+# --------------------------------------------------------------------------------------------
+# PLAIN
+# --------------------------------------------------------------------------------------------
 
 
 class PlainMechanism:
@@ -91,17 +135,260 @@ class PlainMechanism:
 
 register_mechanism("PLAIN", PlainMechanism.from_config)
 
+
+# --------------------------------------------------------------------------------------------
+# SCRAM
+# --------------------------------------------------------------------------------------------
+
+
+def _import_scramp() -> Any:
+    try:
+        import scramp  # type: ignore[import-untyped]
+    except ImportError:
+        raise ConfigError(
+            "SCRAM-SHA-256/SCRAM-SHA-512 need the 'scramp' package: "
+            "pip install 'kafka-async[scram]'"
+        ) from None
+    return scramp
+
+
+def _check_scramp() -> None:
+    _import_scramp()
+
+
+_ITERATIONS_RE = re.compile(r"(?:^|,)i=(\d+)(?:,|$)")
+
+
+class ScramMechanism:
+    """SCRAM-SHA-256 / SCRAM-SHA-512 without channel binding (what Kafka supports).
+
+    Three messages: client-first, client-final (the proof), then the server's final message
+    is checked: it must carry the signature only a server knowing the password can compute.
+    A mismatch, or a server error (``e=...``), raises ``SaslAuthenticationFailedError``.
+    """
+
+    def __init__(self, name: str, username: str, password: str) -> None:
+        if name not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            raise ConfigError(f"sasl_mechanism: unknown SCRAM variant {name!r}")
+        self.name = name
+        self._scramp = _import_scramp()
+        self._client = self._scramp.ScramClient([name], username, password)
+        self._stage = 0
+
+    @classmethod
+    def factory(cls, name: str) -> MechanismFactory:
+        def build(config: ClientConfig) -> ScramMechanism:
+            return cls(name, config.sasl_plain_username or "", config.sasl_plain_password or "")
+
+        return build
+
+    def step(self, challenge: bytes | None) -> bytes | None:
+        stage, self._stage = self._stage, self._stage + 1
+        exc_type = self._scramp.ScramException
+        try:
+            if stage == 0:
+                return bytes(self._client.get_client_first().encode())
+            text = _decode(challenge, self.name)
+            if stage == 1:
+                if text.startswith("e="):
+                    raise SaslAuthenticationFailedError(
+                        f"{self.name}: the broker refused: {text[2:]}"
+                    )
+                match = _ITERATIONS_RE.search(text)
+                if match and int(match.group(1)) > MAX_SCRAM_ITERATIONS:
+                    raise SaslAuthenticationFailedError(
+                        f"{self.name}: the broker asks for {match.group(1)} iterations, "
+                        f"more than the {MAX_SCRAM_ITERATIONS} this client allows"
+                    )
+                self._client.set_server_first(text)
+                return bytes(self._client.get_client_final().encode())
+            if stage == 2:
+                if text.startswith("e="):
+                    raise SaslAuthenticationFailedError(
+                        f"{self.name}: the broker refused the credentials: {text[2:]}"
+                    )
+                self._client.set_server_final(text)
+                return None
+        except exc_type as exc:
+            if stage == 2:
+                raise SaslAuthenticationFailedError(
+                    f"{self.name}: the broker's signature is wrong, so it does not know "
+                    f"the password; refusing to talk to it ({exc})"
+                ) from None
+            raise SaslAuthenticationFailedError(
+                f"{self.name}: invalid message from the broker: {exc}"
+            ) from None
+        raise SaslAuthenticationFailedError(f"{self.name}: unexpected extra message from broker")
+
+    def __repr__(self) -> str:
+        return f"ScramMechanism({self.name}, <credentials hidden>)"
+
+
+def _decode(challenge: bytes | None, name: str) -> str:
+    try:
+        return (challenge or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise SaslAuthenticationFailedError(f"{name}: the broker sent non-UTF-8 data") from None
+
+
+register_mechanism("SCRAM-SHA-256", ScramMechanism.factory("SCRAM-SHA-256"), check=_check_scramp)
+register_mechanism("SCRAM-SHA-512", ScramMechanism.factory("SCRAM-SHA-512"), check=_check_scramp)
+
+
+# --------------------------------------------------------------------------------------------
+# OAUTHBEARER
+# --------------------------------------------------------------------------------------------
+
+
+class TokenProvider(Protocol):
+    """What ``sasl_oauth_token_provider`` must look like (aiokafka's shape).
+
+    ``token()`` is awaited at every authentication, re-authentications included, so a
+    provider that caches its token should refresh it some time before it expires; the
+    broker limits the session to the token's lifetime and the connection re-authenticates
+    before that (KIP-368). ``extensions()`` (optional, sync or async) returns SASL
+    extensions (KIP-342) sent with the token.
+    """
+
+    async def token(self) -> str: ...
+
+
+_EXTENSION_KEY_RE = re.compile(r"^[A-Za-z]+$")
+_EXTENSION_VALUE_RE = re.compile(r"^[\x21-\x7e \t\r\n]*$")
+_KVSEP = b"\x01"
+
+
+class OAuthBearerMechanism:
+    """OAUTHBEARER: one message carrying a bearer token (and extensions).
+
+    When the broker refuses, it sends an error document first and expects a lone ``0x01``
+    back before it answers with SASL_AUTHENTICATION_FAILED; the error document is kept for
+    the exception message (it names the problem, never the token).
+    """
+
+    name = "OAUTHBEARER"
+
+    def __init__(self, provider: Any) -> None:
+        self._provider = provider
+        self._message: bytes | None = None
+        self._stage = 0
+        self._server_error: str | None = None
+
+    @classmethod
+    def from_config(cls, config: ClientConfig) -> OAuthBearerMechanism:
+        return cls(config.sasl_oauth_token_provider)
+
+    async def prepare(self) -> None:
+        """Ask the provider for a token (and extensions) and build the client message."""
+        token = await self._provider.token()
+        if not isinstance(token, str) or not token:
+            raise SaslAuthenticationFailedError(
+                "OAUTHBEARER: the token provider returned no token (expected a non-empty str)"
+            )
+        if "\x01" in token or any(c.isspace() for c in token):
+            raise SaslAuthenticationFailedError(
+                "OAUTHBEARER: the token provider returned a token with whitespace or control "
+                "characters"
+            )
+        extensions: Any = {}
+        get_extensions = getattr(self._provider, "extensions", None)
+        if get_extensions is not None:
+            extensions = get_extensions()
+            if inspect.isawaitable(extensions):
+                extensions = await extensions
+        self._message = _oauth_message(token, extensions or {})
+
+    def step(self, challenge: bytes | None) -> bytes | None:
+        stage, self._stage = self._stage, self._stage + 1
+        if stage == 0:
+            if self._message is None:
+                raise SaslAuthenticationFailedError("OAUTHBEARER: prepare() was not awaited")
+            message, self._message = self._message, None
+            return message
+        if stage == 1 and challenge:
+            # The broker's error document; the protocol wants a lone separator back.
+            self._server_error = challenge.decode("utf-8", "replace")
+            return _KVSEP
+        if self._server_error is not None:
+            raise SaslAuthenticationFailedError(
+                f"OAUTHBEARER: the broker refused the token: {self._server_error}"
+            )
+        return None
+
+    def __repr__(self) -> str:
+        return "OAuthBearerMechanism(<token hidden>)"
+
+
+def _oauth_message(token: str, extensions: Mapping[str, str]) -> bytes:
+    if not isinstance(extensions, Mapping):
+        raise ConfigError(
+            f"sasl_oauth_token_provider.extensions(): expected a dict, got "
+            f"{type(extensions).__name__}"
+        )
+    parts = [b"n,,", b"auth=Bearer " + token.encode()]
+    for key, value in extensions.items():
+        if not isinstance(key, str) or not _EXTENSION_KEY_RE.match(key) or key == "auth":
+            raise ConfigError(
+                f"sasl_oauth_token_provider.extensions(): invalid key {key!r} (letters only, "
+                "not 'auth')"
+            )
+        if not isinstance(value, str) or not _EXTENSION_VALUE_RE.match(value):
+            raise ConfigError(f"sasl_oauth_token_provider.extensions(): invalid value for {key!r}")
+        parts.append(f"{key}={value}".encode())
+    return _KVSEP.join(parts) + _KVSEP + _KVSEP
+
+
+register_mechanism("OAUTHBEARER", OAuthBearerMechanism.from_config)
+
+
+# --------------------------------------------------------------------------------------------
+# The exchange
+# --------------------------------------------------------------------------------------------
+
 # Guards against a server that keeps sending challenges forever.
 _MAX_ROUNDS = 16
 
+#: Sends one request on the connection being authenticated and returns the response. On a
+#: fresh connection it is ``conn.request``; during re-authentication the connection passes
+#: a sender that writes while it holds its write lock.
+Send = Callable[[Api, Any, int], Awaitable[Any]]
+
+
+async def prepared_mechanism(config: ClientConfig) -> SaslMechanism:
+    """A fresh exchange for ``config``, with its I/O done (a token fetched, for OAUTHBEARER)."""
+    mechanism = create_mechanism(config)
+    prepare = getattr(mechanism, "prepare", None)
+    if prepare is not None:
+        await prepare()
+    return mechanism
+
 
 async def authenticate(conn: BrokerConnection) -> None:
-    """Authenticate ``conn`` with the mechanism its config names.
+    """Authenticate ``conn`` with the mechanism its config names (see
+    :func:`authenticate_session`)."""
+    await authenticate_session(conn)
 
-    Uses SaslHandshake v1 followed by SaslAuthenticate round trips (the v0 handshake, where
-    raw tokens follow without Kafka framing, predates Kafka 1.0 and is not supported).
+
+async def authenticate_session(
+    conn: BrokerConnection,
+    send: Send | None = None,
+    *,
+    mechanism: SaslMechanism | None = None,
+) -> int:
+    """Run SaslHandshake v1 and the SaslAuthenticate round trips; return the session
+    lifetime in ms the broker granted (0: no limit, no re-authentication needed).
+
+    The v0 handshake, where raw tokens follow without Kafka framing, predates Kafka 1.0 and
+    is not supported. Raises ``UnsupportedSaslMechanismError`` naming the mechanisms the
+    broker offers, ``SaslAuthenticationFailedError`` for refused credentials (or a broker
+    that fails to prove it knows them, for SCRAM). ``mechanism`` is a fresh exchange
+    already prepared (re-authentication prepares it before pausing the connection).
     """
-    mechanism = create_mechanism(conn.config)
+    if send is None:
+
+        async def send(api: Api, body: Any, version: int) -> Any:
+            return await conn.request(api, body, version=version)
+
     try:
         hs_version = conn.version_for(SASL_HANDSHAKE, min_version=1)
         auth_version = conn.version_for(SASL_AUTHENTICATE)
@@ -110,21 +397,31 @@ async def authenticate(conn: BrokerConnection) -> None:
             f"{conn.address}: the broker does not support SaslHandshake v1/SaslAuthenticate "
             f"(Kafka >= 1.0 needed): {exc}"
         ) from None
-    hs = await conn.request(SASL_HANDSHAKE, {"mechanism": mechanism.name}, version=hs_version)
+    if mechanism is None:
+        mechanism = await prepared_mechanism(conn.config)
+    hs = await send(SASL_HANDSHAKE, {"mechanism": mechanism.name}, hs_version)
     if hs.error_code == _UNSUPPORTED_SASL_MECHANISM:
-        raise_for_code(
-            hs.error_code,
-            f"{mechanism.name} is not enabled on the broker; it offers {hs.mechanisms}",
+        offered = ", ".join(hs.mechanisms or []) or "none"
+        raise UnsupportedSaslMechanismError(
+            f"{conn.address}: SASL mechanism {mechanism.name} is not enabled on the broker; "
+            f"it offers: {offered}"
         )
     raise_for_code(hs.error_code)
     token = mechanism.step(None)
     rounds = 0
+    lifetime = 0
     while token is not None:
         rounds += 1
         if rounds > _MAX_ROUNDS:
-            raise IncompatibleBrokerVersionError(
-                f"SASL {mechanism.name} did not finish after {_MAX_ROUNDS} rounds"
+            raise SaslAuthenticationFailedError(
+                f"{conn.address}: SASL {mechanism.name} did not finish after {_MAX_ROUNDS} rounds"
             )
-        resp = await conn.request(SASL_AUTHENTICATE, {"auth_bytes": token}, version=auth_version)
-        raise_for_code(resp.error_code, resp.error_message)
-        token = mechanism.step(bytes(resp.auth_bytes))
+        resp = await send(SASL_AUTHENTICATE, {"auth_bytes": token}, auth_version)
+        if resp.error_code:
+            message = resp.error_message or "no reason given"
+            raise_for_code(
+                resp.error_code, f"{conn.address}: SASL {mechanism.name} failed: {message}"
+            )
+        lifetime = int(getattr(resp, "session_lifetime_ms", 0) or 0)
+        token = mechanism.step(bytes(resp.auth_bytes or b""))
+    return max(lifetime, 0)
