@@ -444,7 +444,8 @@ class AdminClient:
         while pending:
             by_node: dict[int, list[str]] = {}
             retry: list[str] = []
-            for g in pending:
+
+            async def locate(g: str, by_node: dict[int, list[str]], retry: list[str]) -> None:
                 try:
                     node = await self._coordinator(g)
                 except KafkaError as exc:
@@ -454,8 +455,11 @@ class AdminClient:
                     code = m.error_code(exc)
                     if _retriable(exc) or code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT:
                         retry.append(g)
-                    continue
+                    return
                 by_node.setdefault(node, []).append(g)
+
+            # Lookups run concurrently (the cluster client shares one per group id).
+            await _gather([partial(locate, g, by_node, retry) for g in pending])
 
             async def one(node: int, groups: list[str], retry: list[str]) -> None:
                 try:
