@@ -6,6 +6,8 @@ import io
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_async.cli.main import build_parser, describe_error, main
 from kafka_async.cli.output import Output
@@ -269,3 +271,44 @@ def test_plain_output_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     assert buf.getvalue() == "NAME\norders\n"
     assert err.getvalue() == "kafka-async: error: boom\n"
     assert bar.completed == 10
+
+
+# -- properties ----------------------------------------------------------------------------
+
+
+def _decode_field(obj: dict[str, object], name: str) -> bytes | None:
+    import base64
+
+    value = obj[name]
+    if value is None:
+        return None
+    assert isinstance(value, str)
+    if obj.get(f"{name}_encoding") == "base64":
+        return base64.b64decode(value)
+    return value.encode("utf-8")
+
+
+@given(key=st.none() | st.binary(max_size=40), value=st.none() | st.binary(max_size=200))
+def test_record_json_is_lossless(key: bytes | None, value: bytes | None) -> None:
+    obj = json.loads(
+        record_json(
+            topic="t",
+            partition=0,
+            offset=1,
+            timestamp=2,
+            timestamp_type=0,
+            key=key,
+            value=value,
+            headers=[],
+        )
+    )
+    assert _decode_field(obj, "key") == key
+    assert _decode_field(obj, "value") == value
+
+
+@given(
+    key=st.binary(max_size=20).filter(lambda b: b"\t" not in b),
+    value=st.binary(max_size=50),
+)
+def test_split_key_inverts_joining(key: bytes, value: bytes) -> None:
+    assert split_key(key + b"\t" + value, b"\t") == (key, value)
