@@ -349,6 +349,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         out.error(describe_error(leaves[0], bootstrap_of(args)))
         return 1
+    except BaseException as exc:
+        # A KeyboardInterrupt can arrive wrapped in a BaseExceptionGroup from a task group.
+        if any(isinstance(e, KeyboardInterrupt) for e in _leaf_errors(exc)):
+            return 130
+        raise
     try:
         sys.stdout.flush()
     except BrokenPipeError:

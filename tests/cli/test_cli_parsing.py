@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 import pytest
 from hypothesis import given
@@ -23,6 +24,12 @@ from kafka_async.cli.parsing import (
     record_json,
     split_key,
 )
+
+if sys.version_info >= (3, 11):
+    from builtins import BaseExceptionGroup, ExceptionGroup
+else:  # pragma: no cover - the backport anyio depends on
+    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
+
 from kafka_async.errors import (
     KafkaConnectionError,
     NoBrokersAvailableError,
@@ -312,3 +319,27 @@ def test_record_json_is_lossless(key: bytes | None, value: bytes | None) -> None
 )
 def test_split_key_inverts_joining(key: bytes, value: bytes) -> None:
     assert split_key(key + b"\t" + value, b"\t") == (key, value)
+
+
+def test_runtime_errors_inside_task_groups_are_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kafka_async.cli.commands as commands
+
+    async def failing(args: object, out: object) -> int:
+        raise ExceptionGroup("wrapped", [UnknownTopicOrPartitionError("topic 'x' does not exist")])
+
+    monkeypatch.setattr(commands, "cmd_offsets", failing)
+    assert main(["offsets", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err == "kafka-async: error: topic 'x' does not exist\n"
+
+
+def test_interrupt_inside_a_task_group_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kafka_async.cli.commands as commands
+
+    async def interrupted(args: object, out: object) -> int:
+        raise BaseExceptionGroup("wrapped", [KeyboardInterrupt()])
+
+    monkeypatch.setattr(commands, "cmd_offsets", interrupted)
+    assert main(["offsets", "x"]) == 130
