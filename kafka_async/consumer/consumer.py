@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from ..cluster.client import ClusterClient
 from ..errors import (
@@ -56,6 +57,8 @@ V = TypeVar("V")
 
 #: Records ``async for`` takes from the buffer at a time.
 _ITER_CHUNK = 500
+#: Records decoded between two checkpoints in ``getmany``.
+_DRAIN_SLICE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,18 +479,30 @@ class Consumer(Generic[K, V]):
         only = frozenset(partitions) if partitions else None
         if self._coordinator is not None:
             self._coordinator.polled()
+        # Always a checkpoint, even when records are buffered: a caller looping over
+        # getmany must not starve the fetch and socket-reader tasks of the event loop.
+        await anyio.lowlevel.checkpoint()
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             self._raise_pending()
             event = self._fetcher.data_ready.current()
             out = self._take_iter(max_records, only)
-            if len(out) < max_records or not out:
-                more = self._fetcher.drain(max_records - sum(map(len, out.values())), only)
+            count = sum(map(len, out.values()))
+            while count < max_records:
+                # Decoding is CPU work; a slice at a time with a checkpoint in between, so
+                # the socket reader keeps pulling the next response in meanwhile (each
+                # event-loop turn moves only one chunk of a large fetch response).
+                more = self._fetcher.drain(min(max_records - count, _DRAIN_SLICE), only)
+                if not more:
+                    break
                 for tp, recs in more.items():
+                    count += len(recs)
                     if tp in out:
                         out[tp].extend(recs)
                     else:
                         out[tp] = recs
+                if count < max_records and self._fetcher.has_data():
+                    await anyio.lowlevel.checkpoint()
             if out:
                 return out
             left = deadline - time.monotonic()

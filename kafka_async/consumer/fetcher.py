@@ -401,12 +401,17 @@ class Fetcher:
                     self._fetch_offsets.pop(cf.tp, None)
                     raise cf.error
                 if not cf.started and cf.fetch_offset != st.position:
-                    buffer.popleft()  # prefetched for a position we have since left
+                    # Prefetched for a position we have since left: drop it, and fetch
+                    # again from the position (never leave a gap behind).
+                    buffer.popleft()
                     self._release(cf)
+                    self._fetch_offsets.pop(cf.tp, None)
                     continue
                 if only is not None and cf.tp not in only:
                     skipped.append(buffer.popleft())
                     continue
+                if not cf.started:
+                    self._changed.notify()  # its partition may be fetched again now
                 try:
                     records, position, done = cf.take(st.position, budget, self._config)
                 except CorruptRecordError as exc:
@@ -435,12 +440,11 @@ class Fetcher:
                         lst.extend(records)
                     budget -= len(records)
                     self.records_returned += len(records)
-                buffer.popleft()
                 if done:
+                    buffer.popleft()
                     self._release(cf)
-                else:
-                    # Partially consumed: to the back, so other partitions get a turn.
-                    buffer.append(cf)
+                # else: the budget ran out mid-fetch. It stays in front: moving it behind a
+                # later fetch of the same partition would reorder that partition.
         finally:
             for cf in reversed(skipped):
                 buffer.appendleft(cf)
@@ -454,25 +458,45 @@ class Fetcher:
             return position
         return known[1]
 
-    def _wanted(self, node_id: int) -> dict[TopicPartition, PartitionFetch]:
+    def _wanted(self, node_id: int) -> tuple[dict[TopicPartition, PartitionFetch], bool]:
+        """Partitions to fetch from ``node_id`` now, and whether it is worth it.
+
+        It is not worth it when some partitions are held back by the prefetch bound and all
+        the others are caught up (fetch offset at the high watermark): such a request would
+        sit out ``fetch_max_wait_ms`` on the broker while the held-back partitions, drained
+        meanwhile by the application, wait behind it. Better to wait for the buffer to
+        drain and ask for everything together.
+        """
         cfg = self._config
         if self._total_bytes >= cfg.fetch_max_bytes:
-            return {}
+            return {}, False
         metadata = self._client.metadata
+        # Only data the application has not started on counts against the per-partition
+        # bound: once it starts on a fetch, the next one may be under way (double buffering).
+        waiting: dict[TopicPartition, int] = {}
+        for cf in self._buffer:
+            if not cf.started:
+                waiting[cf.tp] = waiting.get(cf.tp, 0) + cf.size
         wanted: dict[TopicPartition, PartitionFetch] = {}
+        held_back = False
+        caught_up = True
         for tp, st in self._subs.assignment.items():
             if not st.has_position or st.paused or st.revoking or st.position is None:
                 continue
             if metadata.leader_for(tp) != node_id:
                 continue
-            if self._buffered_bytes.get(tp, 0) >= cfg.max_partition_fetch_bytes:
+            if waiting.get(tp, 0) >= cfg.max_partition_fetch_bytes:
+                held_back = True
                 continue
+            offset = self._fetch_offset(tp, st.position, st.epoch)
+            if st.high_watermark < 0 or offset < st.high_watermark:
+                caught_up = False
             wanted[tp] = PartitionFetch(
-                self._fetch_offset(tp, st.position, st.epoch),
+                offset,
                 cfg.max_partition_fetch_bytes,
                 st.leader_epoch if st.leader_epoch is not None else -1,
             )
-        return wanted
+        return wanted, bool(wanted) and not (held_back and caught_up)
 
     def _leaders(self) -> tuple[set[int], bool]:
         """Leader node ids of fetchable partitions; True if some leader is unknown."""
@@ -515,7 +539,10 @@ class Fetcher:
         try:
             while True:
                 event = self._changed.current()
-                wanted = self._wanted(node_id)
+                wanted, worth_it = self._wanted(node_id)
+                if wanted and not worth_it:
+                    await self._changed.wait(cfg.fetch_max_wait_ms / 1000, event)
+                    wanted, _ = self._wanted(node_id)
                 if not wanted:
                     # Nothing to ask this broker for now; exit after a while with no work so
                     # a broker that lost its leaderships does not keep a task.
