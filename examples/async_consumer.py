@@ -12,7 +12,8 @@ What it shows:
   final commit runs (under a deadline), ``Consumer.close()`` leaves the group (so the
   partitions move to another member at once instead of after the session timeout), and the
   process exits with status 0. (Cancelling a scope around ``async with consumer`` instead
-  would also cancel the consumer's own connections before that final commit.)
+  would also cancel the consumer's own connections before that final commit.) A second
+  signal stops at once (exit status 1), e.g. while the broker is still unreachable.
 
 Run it against a broker you have::
 
@@ -182,20 +183,34 @@ async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
-async def set_on_signals(
-    stop: anyio.Event,
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """Set ``stop`` at the first SIGTERM or SIGINT."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        # Only now are the handlers installed: report readiness, so no signal is missed.
-        task_status.started()
-        async for signum in signals:
-            name = signal.Signals(signum).name
-            print(f"received {name}, shutting down", file=sys.stderr, flush=True)
-            stop.set()
-            return
+class Shutdown:
+    """SIGTERM/SIGINT handling: the first signal asks for a graceful stop (``requested``);
+    a second one cancels ``scope`` at once, e.g. while still waiting for an unreachable
+    broker, skipping the final commit."""
+
+    def __init__(self) -> None:
+        self.requested = anyio.Event()
+        self.forced = False
+
+    async def watch(
+        self,
+        scope: anyio.CancelScope,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            # Only now are the handlers installed: report readiness, so no signal is missed.
+            task_status.started()
+            async for signum in signals:
+                name = signal.Signals(signum).name
+                if not self.requested.is_set():
+                    print(f"received {name}, shutting down", file=sys.stderr, flush=True)
+                    self.requested.set()
+                    continue
+                print(f"received {name} again, stopping now", file=sys.stderr, flush=True)
+                self.forced = True
+                scope.cancel()
+                return
 
 
 @asynccontextmanager
@@ -220,16 +235,21 @@ async def bootstrap_or_embedded(bootstrap: str | None, topic: str) -> AsyncItera
 async def main(args: argparse.Namespace) -> int:
     async with bootstrap_or_embedded(args.bootstrap_servers, args.topic) as servers:
         tracker = OffsetTracker(args.commit_every, args.commit_interval)
-        stop = anyio.Event()
+        shutdown = Shutdown()
         async with anyio.create_task_group() as tg:
-            await tg.start(set_on_signals, stop)
+            await tg.start(shutdown.watch, tg.cancel_scope)
+            print(
+                f"consuming {args.topic} in group {args.group}; SIGTERM or Ctrl-C stops",
+                file=sys.stderr,
+                flush=True,
+            )
             try:
                 await consume(
                     servers,
                     args.topic,
                     args.group,
                     tracker=tracker,
-                    stop=stop,
+                    stop=shutdown.requested,
                     max_records=args.max_records,
                 )
             except KafkaError as exc:
@@ -237,6 +257,8 @@ async def main(args: argparse.Namespace) -> int:
                 return 1
             finally:
                 tg.cancel_scope.cancel()  # stop listening for signals
+        if shutdown.forced:
+            return 1
         # Reached after a signal too: ``consume`` made its final commit before returning.
         for tp, offset in sorted(tracker.committed.items()):
             print(f"committed {tp.topic}/{tp.partition} {offset}", flush=True)

@@ -101,14 +101,30 @@ class ExampleProcess:
         timeout: float,  # noqa: ASYNC109 - a deadline
     ) -> None:
         """Wait until ``predicate(stdout lines)`` holds; fail with the output on timeout."""
+        await self._wait_for(self.stdout, predicate, timeout)
+
+    async def wait_for_stderr(
+        self,
+        predicate: Callable[[list[str]], bool],
+        timeout: float,  # noqa: ASYNC109 - a deadline
+    ) -> None:
+        """Wait until ``predicate(stderr lines)`` holds; fail with the output on timeout."""
+        await self._wait_for(self.stderr, predicate, timeout)
+
+    async def _wait_for(
+        self,
+        lines: list[str],
+        predicate: Callable[[list[str]], bool],
+        timeout: float,  # noqa: ASYNC109 - a deadline
+    ) -> None:
         with anyio.move_on_after(timeout):
-            while not predicate(self.stdout):
+            while not predicate(lines):
                 if self.process.returncode is not None:
                     break
                 event = self._changed
                 with anyio.move_on_after(0.2):
                     await event.wait()
-            if predicate(self.stdout):
+            if predicate(lines):
                 return
         raise AssertionError(
             f"example output did not match within {timeout} s "

@@ -4,6 +4,7 @@ SIGTERM commits and exits with status 0; a restart resumes after the committed o
 from __future__ import annotations
 
 import re
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -128,3 +129,18 @@ async def test_async_consumer_handler_error_commits_only_what_was_handled(
     # end); offset 6 failed, so the group resumes there.
     assert tracker.committed == {TopicPartition(topic, 0): 6}
     assert await _group_offsets(kafka_broker, group) == {0: 6}
+
+
+@pytest.mark.anyio
+async def test_async_consumer_second_signal_stops_at_once_when_broker_unreachable() -> None:
+    # Nothing listens on port 1: the consumer would wait for its bootstrap deadline (30 s).
+    args = ["--bootstrap-servers", "127.0.0.1:1", "--topic", "t", "--group", "g"]
+    async with run_example("async_consumer", *args) as ex:
+        await ex.wait_for_stderr(lambda lines: any("SIGTERM or Ctrl-C" in x for x in lines), 10)
+        ex.process.send_signal(signal.SIGTERM)
+        await ex.wait_for_stderr(lambda lines: any("shutting down" in x for x in lines), 5)
+        started = time.monotonic()
+        code = await ex.terminate_and_wait(timeout=5)
+    assert time.monotonic() - started < 3
+    assert code == 1, ex.transcript()
+    assert any("again, stopping now" in line for line in ex.stderr)
