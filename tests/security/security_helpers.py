@@ -1,0 +1,43 @@
+"""Shared types of the security tests (imported by conftest and the test modules)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_async.testing import EmbeddedBroker
+from kafka_async.testing.tls import StunnelProxy
+
+
+@dataclass(frozen=True)
+class Certs:
+    """PEM files of a throwaway PKI."""
+
+    ca: Path
+    #: Server certificate for 127.0.0.1 and localhost, and its key.
+    server_cert: Path
+    server_key: Path
+    #: Server certificate for another host name only.
+    other_host_cert: Path
+    other_host_key: Path
+    #: Client certificate (for mutual TLS) and its key.
+    client_cert: Path
+    client_key: Path
+    #: A CA that signed nothing here (a wrong trust anchor).
+    unrelated_ca: Path
+
+
+@dataclass
+class TLSBroker:
+    """A Tansu broker reachable only through stunnel (it advertises the TLS port)."""
+
+    proxy: StunnelProxy
+    broker: EmbeddedBroker
+
+    @property
+    def address(self) -> str:
+        return self.proxy.address
+
+
+TLSBrokerFactory = Callable[..., TLSBroker]
