@@ -19,7 +19,9 @@ What it shows:
   propagates (this program then exits with status 1; a restart resumes from the last
   commit);
 * a graceful stop on SIGTERM/SIGINT: the batch in progress is finished and committed, then
-  the loop ends (no abort, no re-processing).
+  the loop ends (no abort, no re-processing); a second signal stops at once, and the broker
+  aborts the open transaction (when the next instance with the same transactional id starts,
+  or after the transaction timeout).
 
 Run::
 
@@ -170,16 +172,32 @@ def print_commit(transaction: int, records: int, offsets: dict[TopicPartition, i
     print(f"transaction {transaction}: {records} records so far, offsets {shown}", flush=True)
 
 
-async def set_on_signals(
-    stop: anyio.Event, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        task_status.started()
-        async for signum in signals:
-            name = signal.Signals(signum).name
-            print(f"received {name}, finishing the current batch", file=sys.stderr, flush=True)
-            stop.set()
-            return
+class Shutdown:
+    """SIGTERM/SIGINT: the first signal sets ``requested`` (finish the batch, then stop); a
+    second one cancels ``scope`` at once (the broker then aborts an open transaction)."""
+
+    def __init__(self) -> None:
+        self.requested = anyio.Event()
+        self.forced = False
+
+    async def watch(
+        self,
+        scope: anyio.CancelScope,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
+            async for signum in signals:
+                name = signal.Signals(signum).name
+                if not self.requested.is_set():
+                    print(f"received {name}, finishing the batch", file=sys.stderr, flush=True)
+                    self.requested.set()
+                    continue
+                print(f"received {name} again, stopping now", file=sys.stderr, flush=True)
+                self.forced = True
+                scope.cancel()
+                return
 
 
 @asynccontextmanager
@@ -226,9 +244,10 @@ async def print_output(servers: str, topic: str) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     async with bootstrap_or_embedded(args) as servers:
-        stop = anyio.Event()
+        shutdown = Shutdown()
+        stats = PipelineStats()
         async with anyio.create_task_group() as tg:
-            await tg.start(set_on_signals, stop)
+            await tg.start(shutdown.watch, tg.cancel_scope)
             try:
                 stats = await run_pipeline(
                     servers,
@@ -236,16 +255,23 @@ async def main(args: argparse.Namespace) -> int:
                     args.output,
                     args.group,
                     args.transactional_id,
-                    stop=stop,
+                    stop=shutdown.requested,
                     max_records=args.max_records,
                     batch_size=args.batch_size,
                     on_commit=print_commit,
                 )
             except Exception as exc:
-                print(f"pipeline failed, last batch aborted: {exc!r}", file=sys.stderr)
-                tg.cancel_scope.cancel()
+                print(
+                    f"pipeline failed: {exc!r} (a transaction in progress was aborted; a "
+                    "restart resumes after the last committed one)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return 1
-            tg.cancel_scope.cancel()
+            finally:
+                tg.cancel_scope.cancel()  # stop listening for signals
+        if shutdown.forced:
+            return 1
         print(f"done: {stats.records} records in {stats.transactions} transactions", flush=True)
     return 0
 

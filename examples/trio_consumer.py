@@ -7,7 +7,7 @@ this program uses only trio's own primitives around it (a nursery, ``trio.Event`
 What it does: joins a consumer group, prints each record (``async for``), commits the offset
 after each processed record every ``--commit-every`` records (manual commits), and on SIGTERM
 or SIGINT stops the loop from inside the consumer's ``async with`` block, commits what it
-processed, leaves the group and exits with status 0.
+processed, leaves the group and exits with status 0 (a second signal stops at once).
 
     python examples/trio_consumer.py --bootstrap-servers 127.0.0.1:9092 --topic events
 
@@ -122,13 +122,27 @@ async def consume(
     return committed
 
 
-async def set_on_signals(stop: trio.Event, *, task_status: trio.TaskStatus[None]) -> None:
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        task_status.started()  # handlers installed: no signal is missed from here on
-        async for signum in signals:
-            print(f"received {signal.Signals(signum).name}, shutting down", file=sys.stderr)
-            stop.set()
-            return
+class Shutdown:
+    """SIGTERM/SIGINT: the first signal sets ``requested`` (graceful stop); a second one
+    cancels ``scope`` at once (e.g. while the broker is unreachable)."""
+
+    def __init__(self) -> None:
+        self.requested = trio.Event()
+        self.forced = False
+
+    async def watch(self, scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()  # handlers installed: no signal is missed from here on
+            async for signum in signals:
+                name = signal.Signals(signum).name
+                if not self.requested.is_set():
+                    print(f"received {name}, shutting down", file=sys.stderr, flush=True)
+                    self.requested.set()
+                    continue
+                print(f"received {name} again, stopping now", file=sys.stderr, flush=True)
+                self.forced = True
+                scope.cancel()
+                return
 
 
 @asynccontextmanager
@@ -151,15 +165,16 @@ async def bootstrap_or_embedded(bootstrap: str | None, topic: str) -> AsyncItera
 
 async def main(args: argparse.Namespace) -> int:
     async with bootstrap_or_embedded(args.bootstrap_servers, args.topic) as servers:
-        stop = trio.Event()
+        shutdown = Shutdown()
+        committed: dict[TopicPartition, int] = {}
         async with trio.open_nursery() as nursery:
-            await nursery.start(set_on_signals, stop)
+            await nursery.start(shutdown.watch, nursery.cancel_scope)
             try:
                 committed = await consume(
                     servers,
                     args.topic,
                     args.group,
-                    stop=stop,
+                    stop=shutdown.requested,
                     commit_every=args.commit_every,
                     max_records=args.max_records,
                 )
@@ -168,6 +183,8 @@ async def main(args: argparse.Namespace) -> int:
                 return 1
             finally:
                 nursery.cancel_scope.cancel()  # stop listening for signals
+        if shutdown.forced:
+            return 1
         for tp, offset in sorted(committed.items()):
             print(f"committed {tp.topic}/{tp.partition} {offset}", flush=True)
     return 0
