@@ -246,9 +246,17 @@ class CompletedFetch:
                     if chunk:
                         # Converted before they leave ``pending``: a deserializer that raises
                         # loses nothing, and raises again at the same record.
-                        out += _convert(
-                            chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
-                        )
+                        try:
+                            out += _convert(
+                                chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                            )
+                        except Exception:
+                            # Hand out the records before the bad one; it raises next call.
+                            for r in chunk:
+                                out += _convert(
+                                    [r], topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                                )
+                                position = r.offset + 1
                         position = chunk[-1].offset + 1
                     del pending[:room]
                     if not pending:
