@@ -36,7 +36,7 @@ import logging
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,21 +198,29 @@ async def consumer_worker(
 
 
 def create_app(
-    bootstrap_servers: str, topic: str = "events", group_id: str = "fastapi-example"
+    bootstrap_servers: str,
+    topic: str = "events",
+    group_id: str = "fastapi-example",
+    *,
+    producer_config: Mapping[str, Any] | None = None,
 ) -> FastAPI:
-    """The FastAPI app, configured for one topic; nothing connects until the lifespan runs."""
+    """The FastAPI app, configured for one topic; nothing connects until the lifespan runs.
+
+    ``producer_config`` overrides the ``Producer`` settings below (e.g. its timeouts).
+    """
+    config: dict[str, Any] = {
+        "linger_ms": 5,
+        # A web request should not wait two minutes (the default) for a dead broker.
+        "request_timeout_ms": 5_000,
+        "delivery_timeout_ms": 15_000,
+        **(producer_config or {}),
+    }
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stats = EventStats()
         stop = anyio.Event()
-        producer = Producer(
-            bootstrap_servers=bootstrap_servers,
-            linger_ms=5,
-            # A web request should not wait two minutes (the default) for a dead broker.
-            request_timeout_ms=5_000,
-            delivery_timeout_ms=15_000,
-        )
+        producer = Producer(bootstrap_servers=bootstrap_servers, **config)
         async with producer, anyio.create_task_group() as tg:
             await tg.start(consumer_worker, bootstrap_servers, topic, group_id, stats, stop)
             app.state.service = Service(producer, topic, stats)

@@ -98,3 +98,25 @@ def test_fastapi_app_produces_consumes_and_shuts_down_cleanly(
         p: final_offsets.get(p, 0) for p in range(3)
     }
     assert group_desc.members == ()
+
+
+def test_fastapi_app_kafka_error_is_a_503_within_the_delivery_timeout(kafka_broker: str) -> None:
+    example = load_example("fastapi_app")
+    # A topic that does not exist (and is not created by metadata requests): the send waits
+    # for it until the delivery timeout, then the endpoint answers 503.
+    missing = f"ex-fastapi-missing-{uuid.uuid4().hex[:8]}"
+    app = example.create_app(
+        kafka_broker,
+        missing,
+        f"ex-fastapi-{uuid.uuid4().hex[:8]}",
+        producer_config={"request_timeout_ms": 1_000, "delivery_timeout_ms": 2_000},
+    )
+    with TestClient(app) as client:
+        started = time.monotonic()
+        resp = client.post("/events", json={"payload": {"n": 1}})
+        took = time.monotonic() - started
+        assert resp.status_code == 503, resp.text
+        assert resp.json()["detail"].startswith("Kafka: ")
+        assert missing in resp.json()["detail"]
+        assert 1.5 < took < 6
+        assert client.get("/events/stats").json()["consumed"] == 0
