@@ -276,6 +276,7 @@ async def test_out_of_range_resets_to_earliest(
         assert [r.offset for r in records] == list(range(10))
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 @pytest.mark.anyio
 async def test_group_commit_and_resume(kafka_broker: str, new_topic: Callable[..., str]) -> None:
     topic = new_topic(2)
