@@ -438,3 +438,41 @@ async def test_close_returns_with_broker_gone(embedded_broker: Any) -> None:
         await c.close()
         took = time.monotonic() - t
     assert took < 2.0 + 1.5, f"close took {took:.2f} s"
+
+
+@pytest.mark.anyio
+async def test_group_survives_broker_restart(durable_broker: Any) -> None:
+    """The coordinator (the only broker) dies and comes back: the member finds it again,
+    rejoins if the group was forgotten, and reads on from its commits without loss."""
+    from kafka_async.testing.topics import acreate_topic
+
+    bootstrap = durable_broker.bootstrap_servers
+    await acreate_topic(bootstrap, "restart", 2)
+    produce(bootstrap, "restart", 200, partitions=2)
+    seen: set[tuple[int, int]] = set()
+    async with Consumer(
+        "restart",
+        bootstrap_servers=bootstrap,
+        group_id="restart-g",
+        enable_auto_commit=False,
+        reconnect_backoff_max_ms=200,
+        **FAST_GROUP,
+    ) as c:
+        with anyio.fail_after(30):
+            while len(seen) < 200:
+                batch = await c.getmany(timeout_ms=200)
+                for recs in batch.values():
+                    seen.update((r.partition, r.offset) for r in recs)
+                if batch:
+                    await c.commit()
+        await anyio.to_thread.run_sync(durable_broker.kill)
+        await anyio.to_thread.run_sync(durable_broker.restart)
+        await anyio.to_thread.run_sync(
+            lambda: produce(bootstrap, "restart", 100, partitions=2, start=200)
+        )
+        with anyio.fail_after(60):
+            while len(seen) < 300:
+                batch = await c.getmany(timeout_ms=200)
+                for recs in batch.values():
+                    seen.update((r.partition, r.offset) for r in recs)
+        assert seen == {(p, o) for p in range(2) for o in range(150)}
