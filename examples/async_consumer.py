@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -66,25 +65,19 @@ class OffsetTracker:
         self.pending: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
         self._since_commit = 0
-        self._last_commit = time.monotonic()
 
     def processed(self, record: ConsumerRecord[bytes, bytes]) -> None:
         self.pending[record.topic_partition] = record.offset + 1
         self._since_commit += 1
 
     def due(self) -> bool:
-        if not self.pending:
-            return False
-        return (
-            self._since_commit >= self.commit_every
-            or time.monotonic() - self._last_commit >= self.commit_interval
-        )
+        """``commit_every`` records were processed since the last commit started."""
+        return self._since_commit >= self.commit_every
 
     def to_commit(self, assigned: set[TopicPartition]) -> dict[TopicPartition, int]:
         """The offsets to commit now. Partitions no longer assigned are left out: after a
         rebalance their new owner re-reads from the last commit, which only repeats work."""
         self._since_commit = 0
-        self._last_commit = time.monotonic()
         return {tp: off for tp, off in self.pending.items() if tp in assigned}
 
     def done(self, offsets: dict[TopicPartition, int]) -> None:
@@ -143,13 +136,14 @@ async def consume(
         async with anyio.create_task_group() as tg:
             if stop is not None:
                 tg.start_soon(cancel_when_set, stop, tg.cancel_scope)
+            tg.start_soon(commit_periodically, consumer, tracker)
             try:
                 await process_records(consumer, tracker, handle, max_records)
             except Exception as exc:
                 # Re-raised below: after the final commit of what *was* processed, and
                 # unwrapped (leaving the task group would wrap it in an ExceptionGroup).
                 failure = exc
-            tg.cancel_scope.cancel()  # done: stop watching ``stop``
+            tg.cancel_scope.cancel()  # done: stop the helper tasks
         # The deadline keeps a dead broker from holding shutdown hostage.
         with anyio.move_on_after(FINAL_COMMIT_TIMEOUT):
             try:
@@ -176,6 +170,18 @@ async def process_records(
             return
         if tracker.due():
             await commit_processed(consumer, tracker)
+
+
+async def commit_periodically(consumer: Consumer[bytes, bytes], tracker: OffsetTracker) -> None:
+    """Every ``commit_interval`` seconds, commit what was processed (also when no records
+    arrive, which is when the loop's own commits do not happen)."""
+    while True:
+        await anyio.sleep(tracker.commit_interval)
+        try:
+            await commit_processed(consumer, tracker)
+        except KafkaError as exc:
+            # Not fatal: the offsets stay pending for the next commit.
+            print(f"periodic commit failed: {exc}", file=sys.stderr, flush=True)
 
 
 async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+import anyio
 import pytest
 from examples_helpers import load_example, produce, run_example
 
@@ -32,9 +33,10 @@ def _record(tp: TopicPartition, offset: int) -> ConsumerRecord[bytes, bytes]:
 
 
 def test_offset_tracker_commits_after_processing() -> None:
-    tracker = load_example("async_consumer").OffsetTracker(commit_every=3, commit_interval=3600)
+    tracker = load_example("async_consumer").OffsetTracker(commit_every=3, commit_interval=1.0)
     a, b = TopicPartition("t", 0), TopicPartition("t", 1)
     assert not tracker.due()
+    assert tracker.to_commit({a, b}) == {}
     tracker.processed(_record(a, 10))
     tracker.processed(_record(b, 4))
     assert not tracker.due()
@@ -75,6 +77,12 @@ async def test_async_consumer_sigterm_commits_and_exits_0(
 
     async with run_example("async_consumer", *args, "--commit-every", "7") as ex:
         await ex.wait_for(lambda lines: len(_processed(lines)) >= len(first), timeout=20)
+        # Idle now: the periodic commit (every second) still commits the last records.
+        with anyio.fail_after(5):
+            while True:  # polling the broker: there is no event to wait on
+                if await _group_offsets(kafka_broker, group) == per_partition:
+                    break
+                await anyio.sleep(0.2)
         started = time.monotonic()
         code = await ex.terminate_and_wait(timeout=10)
         shutdown = time.monotonic() - started
