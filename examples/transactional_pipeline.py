@@ -73,6 +73,8 @@ def upper(record: ConsumerRecord[bytes, bytes]) -> Output:
 
 @dataclass
 class PipelineStats:
+    """What ``run_pipeline`` committed: transactions, input records, input offsets."""
+
     transactions: int = 0
     records: int = 0
     #: Next input offset per partition, as committed by the last transaction.
