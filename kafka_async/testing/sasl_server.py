@@ -114,7 +114,7 @@ class SaslServer:
         self.scram_iterations = scram_iterations
         self.stats = SaslServerStats()
         self._conns: dict[int, _Conn] = {}
-        self._scram_auth: dict[tuple[str, str], Any] = {}
+        self._scram_auth: dict[tuple[str, str, str], Any] = {}
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -222,7 +222,8 @@ class SaslServer:
                 password = self.users.get(username)
                 if password is None:
                     raise scramp.ScramException("unknown user")
-                key = (conn.mechanism or "", username)
+                # Keyed by the password too: a test may change it (credentials rotated).
+                key = (conn.mechanism or "", username, password)
                 if key not in self._scram_auth:
                     self._scram_auth[key] = mechanism.make_auth_info(
                         password, iteration_count=self.scram_iterations

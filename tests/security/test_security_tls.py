@@ -20,7 +20,7 @@ from kafka_async.errors import ConfigError, KafkaConnectionError
 from kafka_async.net.config import ClientConfig
 from kafka_async.net.tls import TLSHandshakeError
 from kafka_async.producer import Producer
-from kafka_async.structs import TopicPartition
+from kafka_async.structs import ConsumerRecord, TopicPartition
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -48,9 +48,9 @@ async def test_produce_and_consume_over_tls(
         consumer.assign([TopicPartition("tls-topic", 0), TopicPartition("tls-topic", 1)])
         with anyio.fail_after(30):
             while len(got) < 20:
-                batch = await consumer.getmany(timeout_ms=500)
-                for records in batch.values():
-                    got.extend(r.value for r in records)
+                batch: dict[TopicPartition, list[Any]] = await consumer.getmany(timeout_ms=500)
+                for tp in batch:
+                    got.extend(r.value for r in batch[tp])
     assert sorted(got) == sorted(f"v{i}".encode() for i in range(20))
 
 
@@ -155,7 +155,7 @@ async def test_mutual_tls_with_a_client_certificate(
     async with Consumer(**settings, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition("mtls-topic", 0)])
         with anyio.fail_after(20):
-            record = await consumer.getone()
+            record: ConsumerRecord[bytes, bytes] = await consumer.getone()
     assert record.value == b"over mutual TLS"
     assert record.offset == meta.offset
 
