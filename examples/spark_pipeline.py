@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             .appName("kafka_async-spark-pipeline")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("ERROR")
