@@ -114,7 +114,9 @@ class EventStats:
         self.consumed += 1
         key_text = key.decode(errors="replace") if key is not None else ""
         self.by_key[key_text] += 1
-        self.recent.append({"key": key_text or None, "payload": payload, "offset": offset})
+        self.recent.append(
+            {"key": key_text or None, "payload": payload, "partition": partition, "offset": offset}
+        )
 
     def snapshot(self) -> Stats:
         return Stats(
