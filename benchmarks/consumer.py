@@ -59,7 +59,10 @@ async def _kafka_async(args: argparse.Namespace, iterate: bool) -> None:
     from kafka_async.consumer import Consumer
     from kafka_async.structs import TopicPartition
 
-    async with Consumer(bootstrap_servers=args.bootstrap, auto_offset_reset="earliest") as c:
+    consumer: Consumer[bytes, bytes] = Consumer(
+        bootstrap_servers=args.bootstrap, auto_offset_reset="earliest"
+    )
+    async with consumer as c:
         tps = [TopicPartition(args.topic, p) for p in range(PARTITIONS)]
         c.assign(tps)
         n = 0
@@ -124,7 +127,7 @@ def _confluent(args: argparse.Namespace) -> None:
             for msg in c.consume(num_messages=10_000, timeout=1.0):
                 if msg.error() is None:
                     n += 1
-                    nbytes += len(msg.value())
+                    nbytes += len(msg.value() or b"")
         _report(n, nbytes, time.perf_counter() - start, time.process_time() - cpu0)
     finally:
         c.close()
