@@ -87,7 +87,7 @@ async def test_right_credentials_authenticate(mechanism: str) -> None:
     async with sasl_broker() as (broker, server):
         async with ClusterClient(sasl_config(broker, mechanism)) as client:
             await client.refresh_metadata(["t"])
-            assert client.metadata.partitions_for("t") == {0, 1}
+            assert client.metadata.partitions_for("t") == frozenset({0, 1})
         assert server.stats.successes == {mechanism: 1}
         assert server.stats.failures == 0
         assert server.stats.unauthenticated == 0
@@ -264,7 +264,8 @@ async def test_reauthentication_keeps_requests_flowing(mechanism: str) -> None:
 
 async def test_failed_reauthentication_closes_the_connection_with_a_typed_error_next() -> None:
     async with sasl_broker(session_lifetime_ms=300) as (broker, server):
-        async with ClusterClient(sasl_config(broker, "PLAIN")) as client:
+        client = ClusterClient(sasl_config(broker, "PLAIN"))
+        async with client:
             await client.refresh_metadata(["t"])
             server.users["alice"] = "rotated"
             # The re-authentication at ~270 ms fails; the connection closes instead of
