@@ -30,10 +30,18 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-CLIENTS = ("kafka_async", "kafka_async_send", "aiokafka", "confluent", "kafka_python")
+CLIENTS = (
+    "kafka_async",
+    "kafka_async_send",
+    "kafka_async_bulk",
+    "aiokafka",
+    "confluent",
+    "kafka_python",
+)
 LABELS = {
     "kafka_async": "kafka_async enqueue",
     "kafka_async_send": "kafka_async send x1000",
+    "kafka_async_bulk": "kafka_async enqueue_many",
     "aiokafka": "aiokafka",
     "confluent": "confluent-kafka",
     "kafka_python": "kafka-python",
@@ -75,6 +83,15 @@ async def _run_kafka_async(args: argparse.Namespace, mode: str) -> None:
             for i in range(args.n):
                 await enqueue(topic, values[i % nv])
             await producer.flush()
+        elif mode == "bulk":
+            # A pipeline handing over 10,000 records per call.
+            topic = args.topic
+            pending = []
+            for first in range(0, args.n, 10_000):
+                chunk = [values[i % nv] for i in range(first, min(first + 10_000, args.n))]
+                pending.append(await producer.enqueue_many(topic, chunk))
+            for bulk in pending:
+                await bulk
         else:
             per_task = args.n // 1000
             send = producer.send
@@ -190,10 +207,11 @@ _STATE: dict[str, Any] = {}
 
 def _child(args: argparse.Namespace) -> None:
     client = args.child
-    if client in ("kafka_async", "kafka_async_send"):
+    if client in ("kafka_async", "kafka_async_send", "kafka_async_bulk"):
         import anyio
 
-        anyio.run(_run_kafka_async, args, "enqueue" if client == "kafka_async" else "send")
+        mode = {"kafka_async": "enqueue", "kafka_async_send": "send"}.get(client, "bulk")
+        anyio.run(_run_kafka_async, args, mode)
     elif client == "aiokafka":
         import asyncio
 

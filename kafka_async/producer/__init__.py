@@ -6,7 +6,7 @@ See ``DESIGN.md`` ("The path of a produced record") for how a record travels.
 from __future__ import annotations
 
 from ..structs import RecordMetadata
-from .accumulator import Delivery
+from .accumulator import BulkDelivery, Delivery
 from .partitioner import (
     DefaultPartitioner,
     Partitioner,
@@ -19,6 +19,7 @@ from .producer import Producer
 from .transaction import GroupMetadata, TransactionStateError
 
 __all__ = [
+    "BulkDelivery",
     "DefaultPartitioner",
     "Delivery",
     "GroupMetadata",

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -276,6 +276,98 @@ class Delivery:
         return self.result()
 
 
+#: One run of consecutive records of a bulk append in one batch:
+#: (batch, offset delta of the first, number of records, index of the first in the call).
+Segment = tuple["ProducerBatch", int, int, int]
+
+
+class BulkDelivery:
+    """The outcome of :meth:`Producer.enqueue_many`: await it to wait for every record.
+
+    Awaiting returns the number of records acknowledged and raises the first record's error
+    if any failed. ``results()`` gives one :class:`RecordMetadata` or exception per record,
+    in the order given (serialized sizes are not kept: -1). Costs one small tuple per batch
+    touched, not one object per record.
+    """
+
+    __slots__ = ("_count", "_order", "_segments", "_timestamp", "_topic")
+
+    def __init__(
+        self,
+        topic: str,
+        timestamp: int,
+        segments: list[Segment],
+        count: int,
+        order: list[int] | None = None,
+    ) -> None:
+        self._topic = topic
+        self._timestamp = timestamp
+        self._segments = segments
+        self._count = count
+        #: Position in the call of the n-th record appended, when records were regrouped by
+        #: partition (None: appended in call order).
+        self._order = order
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __repr__(self) -> str:
+        state = "done" if self.done() else "pending"
+        return f"<BulkDelivery {self._topic} records={self._count} {state}>"
+
+    def done(self) -> bool:
+        """True once every record is acknowledged or failed."""
+        return all(seg[0].done for seg in self._segments)
+
+    def exception(self) -> BaseException | None:
+        """The first error among the records (None if all succeeded); requires ``done()``."""
+        if not self.done():
+            raise InvalidStateError("the records are not settled yet")
+        for batch, _, _, _ in self._segments:
+            if batch.error is not None:
+                return batch.error
+        return None
+
+    def results(self) -> list[RecordMetadata | BaseException]:
+        """Per record, in call order: its metadata or its error; requires ``done()``."""
+        if not self.done():
+            raise InvalidStateError("the records are not settled yet")
+        out: list[RecordMetadata | BaseException | None] = [None] * self._count
+        ts = self._timestamp
+        order = self._order
+        for batch, first_delta, count, first_index in self._segments:
+            if batch.error is not None:
+                for i in range(first_index, first_index + count):
+                    out[order[i] if order is not None else i] = batch.error
+                continue
+            if batch.log_append_time >= 0:
+                stamp, ts_type = batch.log_append_time, TimestampType.LOG_APPEND_TIME
+            else:
+                stamp, ts_type = ts, TimestampType.CREATE_TIME
+            base = batch.base_offset
+            tp = batch.tp
+            for n in range(count):
+                offset = base + first_delta + n if base >= 0 else -1
+                i = first_index + n
+                out[order[i] if order is not None else i] = RecordMetadata(
+                    tp.topic, tp.partition, offset, stamp, ts_type
+                )
+        return out  # type: ignore[return-value]
+
+    async def wait(self) -> int:
+        """Wait for every record; return how many there were, raise the first error."""
+        for batch, _, _, _ in self._segments:
+            if not batch.done:
+                await batch.wait()
+        error = self.exception()
+        if error is not None:
+            raise error
+        return self._count
+
+    def __await__(self) -> Generator[Any, None, int]:
+        return self.wait().__await__()
+
+
 class PartitionState:
     """Queued batches and sequence bookkeeping of one partition."""
 
@@ -403,18 +495,7 @@ class RecordAccumulator:
                     )
                 # Full: it is ready to go, and the sender should notice.
                 batch.closed = True
-        batch = ProducerBatch(
-            ps.tp,
-            BatchBuilder(
-                self.compression_type,
-                batch_size_limit=self.max_batch_size,
-                is_transactional=self.transactional,
-            ),
-            now,
-        )
-        batches.append(batch)
-        self.incomplete.add(batch)
-        self.wakeup_needed = True
+        batch = self._open_batch(ps, now)
         delta = batch.append(timestamp, key, value, headers)
         if delta is None:  # pragma: no cover - the builder's contract: the first record fits
             raise AssertionError("BatchBuilder refused the first record of a batch")
@@ -428,6 +509,79 @@ class RecordAccumulator:
             -1 if key is None else len(key),
             -1 if value is None else len(value),
         )
+
+    def _open_batch(self, ps: PartitionState, now: float) -> ProducerBatch:
+        batch = ProducerBatch(
+            ps.tp,
+            BatchBuilder(
+                self.compression_type,
+                batch_size_limit=self.max_batch_size,
+                is_transactional=self.transactional,
+            ),
+            now,
+        )
+        ps.batches.append(batch)
+        self.incomplete.add(batch)
+        self.wakeup_needed = True
+        return batch
+
+    def append_many_to(
+        self,
+        ps: PartitionState,
+        timestamp: int,
+        keys: Sequence[Bytes | None] | None,
+        values: Sequence[Bytes | None],
+        headers: list[tuple[str, bytes | None]] | None,
+        now: float,
+        segments: list[Segment],
+        index_base: int = 0,
+    ) -> int:
+        """Append ``values`` (with ``keys[i]`` when given) to ``ps``, in order.
+
+        Appends one ``(batch, first offset delta, count, first index)`` run per batch touched
+        to ``segments`` (indexes count from ``index_base``) and returns the bytes reserved.
+        Values must be bytes or None (the caller checked types, sizes and buffer room). One
+        Python loop, no per-record objects: the bulk path of ``Producer.enqueue_many``.
+        """
+        batches = ps.batches
+        batch = batches[-1] if batches and not batches[-1].closed else self._open_batch(ps, now)
+        append = batch.append
+        first_delta = -1
+        first_index = 0
+        count = 0
+        total = 0
+        run_bytes = 0
+        for i, value in enumerate(values):
+            key = keys[i] if keys is not None else None
+            size = RECORD_OVERHEAD + (0 if value is None else len(value))
+            if key is not None:
+                size += len(key)
+            delta = append(timestamp, key, value, headers)
+            if delta is None:
+                batch.closed = True
+                if count:
+                    segments.append((batch, first_delta, count, first_index))
+                    batch.record_count += count
+                    batch.reserved += run_bytes
+                batch = self._open_batch(ps, now)
+                append = batch.append
+                count = 0
+                run_bytes = 0
+                delta = append(timestamp, key, value, headers)
+                if delta is None:  # pragma: no cover - the first record always fits
+                    raise AssertionError("BatchBuilder refused the first record of a batch")
+            if count == 0:
+                first_delta = delta
+                first_index = index_base + i
+            count += 1
+            run_bytes += size
+            total += size
+        if count:
+            segments.append((batch, first_delta, count, first_index))
+            batch.record_count += count
+            batch.reserved += run_bytes
+        self.buffer_used += total
+        return total
 
     # -- deciding what to send -------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -34,13 +34,16 @@ from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_O
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
     BATCH_OVERHEAD,
+    RECORD_OVERHEAD,
+    BulkDelivery,
     Delivery,
     PartitionState,
     RecordAccumulator,
+    Segment,
     record_size,
 )
 from .config import ProducerConfig
-from .partitioner import make_partitioner
+from .partitioner import DefaultPartitioner, UniformStickyPartitioner, make_partitioner
 from .sender import Sender
 from .transaction import (
     TransactionAbortedError,
@@ -406,6 +409,155 @@ class Producer:
         """
         delivery = await self.enqueue(topic, value, key, partition, timestamp_ms, headers)
         return await delivery
+
+    async def enqueue_many(
+        self,
+        topic: str,
+        values: Iterable[Any],
+        *,
+        keys: Iterable[Any] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Headers | None = None,
+    ) -> BulkDelivery:
+        """Queue many records of one topic in one call: the bulk path for pipelines.
+
+        Same rules as :meth:`enqueue` (serializers, partitioner, size checks, waiting for
+        buffer space) with one timestamp and one set of headers for all records. Records
+        without a key go to the partitioner's choice per batch-sized chunk rather than per
+        record. Returns a :class:`~kafka_async.producer.accumulator.BulkDelivery`: ``await``
+        it to wait for all of them (raises the first error), ``results()`` for per-record
+        metadata. No object is created per record, which makes this several times cheaper per
+        record than ``enqueue``.
+        """
+        sender = self._check_usable()
+        txn = self._txn
+        if txn is not None:
+            txn.check_can_send()
+        vals = list(values) if self._value_ser is None else [self._value_ser(v) for v in values]
+        ks: list[Any] | None = None
+        if keys is not None:
+            ks = list(keys) if self._key_ser is None else [self._key_ser(k) for k in keys]
+            if len(ks) != len(vals):
+                raise ValueError(f"got {len(ks)} keys for {len(vals)} values")
+        count = len(vals)
+        if count == 0:
+            return BulkDelivery(topic, -1, [], 0)
+        hdrs = list(headers) if headers is not None else None
+        header_bytes = record_size(None, None, hdrs) - RECORD_OVERHEAD
+        # One pass for types and the largest record (the C writer needs bytes or None).
+        largest = 0
+        total = 0
+        for i, v in enumerate(vals):
+            if (
+                type(v) is not bytes
+                and v is not None
+                and not isinstance(v, bytes | bytearray | memoryview)
+            ):
+                raise TypeError(
+                    f"value must be bytes (or set value_serializer), got {type(v).__name__}"
+                )
+            n = 0 if v is None else len(v)
+            if ks is not None:
+                k = ks[i]
+                if k is not None:
+                    if type(k) is not bytes and not isinstance(k, bytearray | memoryview):
+                        raise TypeError(
+                            f"key must be bytes (or set key_serializer), got {type(k).__name__}"
+                        )
+                    n += len(k)
+            total += n
+            if n > largest:
+                largest = n
+        if RECORD_OVERHEAD + header_bytes + largest > self._max_record_size:
+            raise RecordTooLargeClientError(
+                f"a record is about {RECORD_OVERHEAD + header_bytes + largest + BATCH_OVERHEAD} "
+                f"bytes, more than max_request_size={self._max_request_size}"
+            )
+        entry = self._topics.get(topic)
+        if entry is None or self._client.metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+            entry = await self._partitions(topic)
+        parts, all_ids, available = entry
+        if timestamp_ms is None:
+            timestamp_ms = _time_ns() // 1_000_000
+        avg = RECORD_OVERHEAD + header_bytes + total // count
+        # About one batch per chunk: the unit of partition choice and of buffer waiting.
+        chunk = max(1, self._cfg.max_batch_size // avg)
+
+        # (partition, call indexes or None for "all, in order")
+        groups: list[tuple[int, list[int] | None]]
+        partitioner = self._partitioner
+        if partition is not None:
+            groups = [(partition, None)]
+        elif ks is None and isinstance(partitioner, UniformStickyPartitioner | DefaultPartitioner):
+            groups = []  # chosen chunk by chunk below
+        else:
+            by_partition: dict[int, list[int]] = {}
+            for i in range(count):
+                key = ks[i] if ks is not None else None
+                p = partitioner.partition(topic, key, all_ids, available)
+                by_partition.setdefault(p, []).append(i)
+            groups = list(by_partition.items())
+
+        acc = self._acc
+        segments: list[Segment] = []
+        order: list[int] | None = None
+        appended = 0
+
+        async def add(ps: PartitionState, idx: list[int] | None, start: int, stop: int) -> None:
+            nonlocal appended
+            if idx is None:
+                cv = vals[start:stop]
+                ck = ks[start:stop] if ks is not None else None
+            else:
+                cv = [vals[i] for i in idx[start:stop]]
+                ck = [ks[i] for i in idx[start:stop]] if ks is not None else None
+            need = avg * len(cv)
+            if acc.buffer_used + need > acc.buffer_memory and acc.buffer_used:
+                await self._wait_for_space(min(need, acc.buffer_memory), sender)
+            acc.append_many_to(
+                ps,
+                timestamp_ms,
+                ck,
+                cv,
+                hdrs,
+                _monotonic(),
+                segments,
+                appended,
+            )
+            appended += len(cv)
+            if txn is not None and ps.tp not in txn.partitions:
+                txn.add_partition(ps.tp)
+            if acc.wakeup_needed:
+                acc.wakeup_needed = False
+                sender.wakeup()
+                await _checkpoint()
+
+        def state_of(p: int) -> PartitionState:
+            ps = parts.get(p)
+            if ps is None:
+                raise E.UnknownTopicOrPartitionError(
+                    f"partition {p!r} is not one of topic {topic!r}'s {len(all_ids)} partitions"
+                )
+            return ps
+
+        if not groups and partition is None and ks is None:
+            for start in range(0, count, chunk):
+                stop = min(start + chunk, count)
+                p = partitioner.partition(topic, None, all_ids, available)
+                await add(state_of(p), None, start, stop)
+                partitioner.on_append(topic, p, avg * (stop - start))
+        else:
+            if len(groups) > 1 or groups[0][1] is not None:
+                order = []
+            for p, idx in groups:
+                ps = state_of(p)
+                n = count if idx is None else len(idx)
+                if order is not None:
+                    order.extend(range(count) if idx is None else idx)
+                for start in range(0, n, chunk):
+                    await add(ps, idx, start, min(start + chunk, n))
+        return BulkDelivery(topic, timestamp_ms, segments, count, order)
 
     async def flush(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
         """Send everything queued now (ignoring linger) and wait until it is settled.
