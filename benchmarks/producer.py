@@ -6,8 +6,9 @@ its CPU time and peak RSS are its own:
 
 * 1,000,000 records of 100 bytes, no compression; 100,000 records of 1 KiB with lz4 and with
   zstd; each to a fresh 4-partition topic, acks=all for every client;
-* kafka_async in two modes: ``enqueue`` (one call per record, awaiting only buffer space) and
-  ``send x1000`` (1,000 concurrent tasks, each awaiting its acknowledgement);
+* kafka_async in three modes: ``enqueue`` (one call per record, awaiting only buffer space),
+  ``send x1000`` (1,000 concurrent tasks, each awaiting its acknowledgement) and
+  ``enqueue_many`` (the bulk path: 10,000 records per call, as a pipeline would);
 * end-to-end latency (produce call -> receipt by a confluent-kafka consumer in another
   process) at a steady 10,000 records/s with the default linger, p50 and p99.
 

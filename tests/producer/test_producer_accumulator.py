@@ -379,3 +379,41 @@ def test_property_no_loss_no_duplicate_order_kept(
     assert acc.buffer_used == 0
     for tp in tps:
         assert written[tp] == appended[tp]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=120)), min_size=1, max_size=80),
+    st.booleans(),
+)
+def test_property_append_many_segments_cover_every_record(
+    values: list[bytes | None], with_keys: bool
+) -> None:
+    acc = make(max_batch_size=300, linger_ms=0)
+    put(acc, TP0, b"already-open")  # the bulk run continues an open batch
+    keys = [b"k%d" % i for i in range(len(values))] if with_keys else None
+    segments: list = []
+    reserved = acc.append_many_to(
+        acc.partition(TP0), 7, keys, values, None, 0.0, segments, index_base=100
+    )
+    expected = sum(record_size(keys[i] if keys else None, v, None) for i, v in enumerate(values))
+    assert reserved == expected
+    assert acc.buffer_used == expected + record_size(None, b"already-open", None)
+    # Segments: consecutive call indexes, consecutive deltas, one per batch touched.
+    assert sum(seg[2] for seg in segments) == len(values)
+    assert [seg[3] for seg in segments] == sorted(seg[3] for seg in segments)
+    assert segments[0][3] == 100
+    assert len({id(seg[0]) for seg in segments}) == len(segments)
+    # Built batches hold exactly the records, in order.
+    got: list[tuple[bytes | None, bytes | None]] = []
+    while True:
+        out = acc.drain(1, leader, 1 << 20, 5.0)
+        if not out:
+            break
+        for batch in out:
+            got.extend((r.key, r.value) for r in next(decode_batches(batch.build())).records())
+            acc.complete(batch, 0)
+    expect = [(None, b"already-open")]
+    expect += [(keys[i] if keys else None, v) for i, v in enumerate(values)]
+    assert got == expect
+    assert acc.buffer_used == 0
