@@ -242,16 +242,31 @@ class Consumer(Generic[K, V]):
         if self._closed:
             raise ClientClosedError("the consumer is closed")
         tps = set(self._subs.assignment)
-        self._subs.unsubscribe()
+        # What the application received is committed (auto commit) before the partitions
+        # go: snapshot it now, since the assignment is cleared at once.
         self._on_revoke(tps)
+        snapshot = self._committable() if self._config.enable_auto_commit else {}
+        self._subs.unsubscribe()
         if self._coordinator is not None and self._coordinator.membership.member_id:
             coordinator = self._coordinator
+            generation, member, instance = coordinator.generation()
             if self._tg is not None:
 
                 async def leave() -> None:
                     with anyio.move_on_after(self._config.close_timeout_ms / 1000):
+                        if snapshot and generation >= 0:
+                            try:
+                                await self._offsets.commit(
+                                    snapshot,
+                                    generation_id=generation,
+                                    member_id=member,
+                                    group_instance_id=instance,
+                                )
+                            except KafkaError as exc:
+                                log.warning("commit on unsubscribe failed: %s", exc)
                         await coordinator.leave_group()
                     coordinator.membership.reset()
+                    coordinator.wake()
 
                 self._tg.start_soon(leave)
         elif self._coordinator is not None:

@@ -476,3 +476,45 @@ async def test_group_survives_broker_restart(durable_broker: Any) -> None:
                 for recs in batch.values():
                     seen.update((r.partition, r.offset) for r in recs)
         assert seen == {(p, o) for p in range(2) for o in range(150)}
+
+
+@pytest.mark.anyio
+async def test_unsubscribe_resubscribe_and_plain_listener(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    first, second = new_topic(2), new_topic(1)
+    produce(kafka_broker, first, 20, partitions=2)
+    produce(kafka_broker, second, 7)
+    calls: list[tuple[str, set[TopicPartition]]] = []
+
+    class PlainListener:  # plain (not async) methods are accepted too
+        def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+            calls.append(("revoked", revoked))
+
+        def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+            calls.append(("assigned", assigned))
+
+    async with Consumer(
+        bootstrap_servers=kafka_broker, group_id=f"unsub-{first}", **FAST_GROUP
+    ) as c:
+        c.subscribe([first], listener=PlainListener())
+        got = 0
+        with anyio.fail_after(30):
+            while got < 20:
+                got += sum(map(len, (await c.getmany(timeout_ms=200)).values()))
+        assert ("assigned", {TopicPartition(first, 0), TopicPartition(first, 1)}) in calls
+        c.unsubscribe()
+        assert c.assignment() == set()
+        assert await c.getmany(timeout_ms=200) == {}
+        # What was consumed is committed on the way out (auto commit, in the background).
+        with anyio.fail_after(5):
+            while await c.committed(TopicPartition(first, 0)) != 10:
+                await anyio.sleep(0.1)
+        c.subscribe([second])
+        assert c.subscription() == {second}
+        got = 0
+        with anyio.fail_after(30):
+            while got < 7:
+                batch = await c.getmany(timeout_ms=200)
+                assert all(tp.topic == second for tp in batch)
+                got += sum(map(len, batch.values()))
