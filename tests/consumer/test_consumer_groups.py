@@ -508,7 +508,7 @@ async def test_unsubscribe_resubscribe_and_plain_listener(
         assert await c.getmany(timeout_ms=200) == {}
         # What was consumed is committed on the way out (auto commit, in the background).
         with anyio.fail_after(5):
-            while await c.committed(TopicPartition(first, 0)) != 10:
+            while await c.committed(TopicPartition(first, 0)) != 10:  # noqa: ASYNC110
                 await anyio.sleep(0.1)
         c.subscribe([second])
         assert c.subscription() == {second}
