@@ -7,6 +7,7 @@ from .backoff import BackoffState, ExponentialBackoff
 from .config import ClientConfig, parse_bootstrap_servers
 from .connection import BrokerConnection, ConnectionStatistics, StreamFactory, tcp_stream
 from .pool import PURPOSES, ConnectionPool, PoolState, PoolStatistics
+from .tls import TLSHandshakeError
 
 __all__ = [
     "PURPOSES",
@@ -19,6 +20,7 @@ __all__ = [
     "PoolState",
     "PoolStatistics",
     "StreamFactory",
+    "TLSHandshakeError",
     "parse_bootstrap_servers",
     "tcp_stream",
 ]
