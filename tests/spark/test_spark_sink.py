@@ -71,7 +71,6 @@ def test_batch_write_topic_column_and_modes(
         ).mode("append").save()
 
 
-@pytest.mark.slow  # two micro-batches plus query start-up: 25-35 s on a busy 2-core machine
 def test_streaming_write_reads_back_exactly(
     spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any, ck_consume_all: Any
 ) -> None:
