@@ -160,9 +160,9 @@ def _client_value(java_key: str, raw: str) -> object:
 
 
 def client_config(
-    options: Mapping[str, str], role: Literal["consumer", "producer", "admin"]
+    options: Mapping[str, str], role: Literal["consumer", "producer"]
 ) -> dict[str, object]:
-    """Keyword arguments for our ``Consumer``/``Producer``/``AdminClient`` from ``kafka.*`` options.
+    """Keyword arguments for our ``Consumer`` or ``Producer`` from the ``kafka.*`` options.
 
     Raises ConfigError for a missing ``kafka.bootstrap.servers`` and for the options Spark's
     connector refuses too.
@@ -355,8 +355,8 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     poll_timeout_ms: int = _DEFAULT_POLL_TIMEOUT_MS
-    consumer_config: dict[str, object] = field(default_factory=dict)
-    admin_config: dict[str, object] = field(default_factory=dict)
+    #: Keyword arguments for our clients; may hold SASL passwords, so kept out of repr().
+    consumer_config: dict[str, object] = field(default_factory=dict, repr=False)
 
 
 def _subscription(opts: Mapping[str, str]) -> Subscription:
@@ -442,7 +442,6 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         poll_timeout_ms=_positive_int(opts, "kafkaConsumer.pollTimeoutMs")
         or _DEFAULT_POLL_TIMEOUT_MS,
         consumer_config=client_config(opts, "consumer"),
-        admin_config=client_config(opts, "admin"),
     )
 
 
@@ -451,7 +450,8 @@ class SinkOptions:
     """Options of the sink: the default topic and the producer's configuration."""
 
     topic: str | None
-    producer_config: dict[str, object]
+    #: Keyword arguments for the producer; may hold SASL passwords, so kept out of repr().
+    producer_config: dict[str, object] = field(repr=False)
     #: Upper bound for flushing the producer at the end of a task.
     flush_timeout_ms: int = 120_000
 

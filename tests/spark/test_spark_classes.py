@@ -110,6 +110,8 @@ def test_tls_options_become_an_ssl_context() -> None:
     assert kwargs["ssl_context"].check_hostname is False
     assert "ssl_check_hostname" not in kwargs
     with pytest.raises(ConfigError, match="PEM"):
-        client_config({"kafka.bootstrap.servers": "h:1", "kafka.ssl.keystore.type": "JKS"}, "x")
+        client_config(
+            {"kafka.bootstrap.servers": "h:1", "kafka.ssl.keystore.type": "JKS"}, "consumer"
+        )
     plain = client_kwargs(client_config({"kafka.bootstrap.servers": "h:1"}, "consumer"))
     assert "ssl_context" not in plain

@@ -221,3 +221,9 @@ def test_parsed_options_pickle() -> None:
         {**BASE, "subscribe": "t", "startingOffsets": '{"t":{"0":1}}'}, streaming=False
     )
     assert pickle.loads(pickle.dumps(opts)) == opts
+
+
+def test_passwords_stay_out_of_repr() -> None:
+    secret = {"kafka.sasl.plain.password": "hunter2", **BASE}
+    assert "hunter2" not in repr(parse_source_options({**secret, "subscribe": "t"}, streaming=True))
+    assert "hunter2" not in repr(parse_sink_options(secret))
