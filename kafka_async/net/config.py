@@ -45,8 +45,11 @@ Limits against a broken or hostile broker (on by default)
   frames above 1 MiB are read into memory as their bytes arrive, so a peer announcing a
   large frame and sending little costs little.
 * ``max_decompressed_size`` (consumer, default 64 MiB): a compressed record batch that
-  inflates past it raises ``DecompressionLimitError`` instead of exhausting memory (a
-  decompression bomb costs at most about that much).
+  inflates past it is refused with ``DecompressionLimitError`` (a ``CorruptRecordError``,
+  raised by ``getmany``/``getone`` after the records before it were handed out) instead of
+  exhausting memory: a decompression bomb costs at most about that much.
+* ``fetch_max_bytes`` / ``max_partition_fetch_bytes`` (consumer) bound what one Fetch asks
+  for; the response-size limit above still applies if a broker sends more.
 * ``connect_timeout_ms`` and ``request_timeout_ms``: a silent broker cannot hang a connect
   (including the TLS and SASL handshakes) or a request.
 * A SASL exchange longer than 16 rounds is abandoned; a SCRAM iteration count above

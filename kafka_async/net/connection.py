@@ -86,7 +86,7 @@ from ..errors import (
     raise_for_code,
 )
 from ..protocol import headers
-from ..protocol.apis import API_VERSIONS
+from ..protocol.apis import API_VERSIONS, SASL_HANDSHAKE
 from ..protocol.codec import Reader
 from ..protocol.schema import Api
 from . import sasl
@@ -490,7 +490,7 @@ class BrokerConnection:
             async with self._write_lock:
                 if self._outbox:
                     # Frames queued before the pause go first; their waiters precede ours.
-                    await self._flush(anyio.current_time() + self._default_timeout, API_VERSIONS)
+                    await self._flush(anyio.current_time() + self._default_timeout, SASL_HANDSHAKE)
                 self.sasl_session_lifetime_ms = await sasl.authenticate_session(
                     self, self._send_paused, mechanism=mechanism
                 )

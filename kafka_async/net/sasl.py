@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
 
 from ..errors import (
     ConfigError,
@@ -251,6 +254,69 @@ class TokenProvider(Protocol):
     """
 
     async def token(self) -> str: ...
+
+
+class RefreshingTokenProvider:
+    """A token provider that caches a token and fetches a new one before it expires.
+
+    ``fetch()`` is an async callable returning ``(token, lifetime_seconds)``; the token is
+    reused until ``refresh_fraction`` (default 80%) of its lifetime has passed, so
+    connections opened or re-authenticated late in a token's life get a fresh one. Callers
+    arriving during a fetch share it. ``extensions`` are sent with every token::
+
+        async def fetch() -> tuple[str, float]:
+            ...  # ask the identity provider
+            return access_token, expires_in
+
+        Producer(..., sasl_mechanism="OAUTHBEARER",
+                 sasl_oauth_token_provider=RefreshingTokenProvider(fetch))
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[], Awaitable[tuple[str, float]]],
+        *,
+        refresh_fraction: float = 0.8,
+        extensions: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < refresh_fraction <= 1:
+            raise ConfigError(f"refresh_fraction: must be in (0, 1], got {refresh_fraction}")
+        self._fetch = fetch
+        self._fraction = refresh_fraction
+        self._extensions = dict(extensions or {})
+        self._clock = clock
+        self._token: str | None = None
+        self._refresh_at = 0.0
+        self._lock: anyio.Lock | None = None
+        #: How many times ``fetch`` was called.
+        self.fetches = 0
+
+    async def token(self) -> str:
+        """The cached token, or a new one once the refresh point has passed."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._token is None or self._clock() >= self._refresh_at:
+                token, lifetime = await self._fetch()
+                self.fetches += 1
+                if not isinstance(token, str) or not token:
+                    raise SaslAuthenticationFailedError(
+                        "OAUTHBEARER: the token fetch returned no token"
+                    )
+                if lifetime <= 0:
+                    raise SaslAuthenticationFailedError(
+                        f"OAUTHBEARER: the token fetch returned a lifetime of {lifetime} s"
+                    )
+                self._token = token
+                self._refresh_at = self._clock() + lifetime * self._fraction
+            return self._token
+
+    def extensions(self) -> dict[str, str]:
+        return dict(self._extensions)
+
+    def __repr__(self) -> str:
+        return f"RefreshingTokenProvider(<token hidden>, fetches={self.fetches})"
 
 
 _EXTENSION_KEY_RE = re.compile(r"^[A-Za-z]+$")

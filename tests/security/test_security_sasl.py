@@ -22,6 +22,7 @@ from kafka_async.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
+from kafka_async.net import sasl
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import METADATA
 from kafka_async.testing.fake_broker import CLOSE, FakeBroker, FakeRequest
@@ -275,3 +276,32 @@ async def test_failed_reauthentication_closes_the_connection_with_a_typed_error_
             assert server.stats.expired == 0
             with pytest.raises(SaslAuthenticationFailedError):
                 await client.refresh_metadata(["t"])
+
+
+async def test_oauthbearer_token_refreshed_before_expiry_across_reauthentications() -> None:
+    """Tokens live 1 s and are refreshed at 80% of that; the broker limits sessions to the
+    token's lifetime, so each re-authentication (at 85-95%) presents a fresh token."""
+    issued = 0
+
+    async def fetch() -> tuple[str, float]:
+        nonlocal issued
+        issued += 1
+        return f"good-{issued}", 1.0
+
+    provider = sasl.RefreshingTokenProvider(fetch)
+    async with sasl_broker(token_validator=accept_tokens("good"), session_lifetime_ms=1000) as (
+        broker,
+        server,
+    ):
+        cfg = sasl_config(broker, "OAUTHBEARER", sasl_oauth_token_provider=provider)
+        async with ClusterClient(cfg) as client:
+            with anyio.fail_after(10):
+                for _ in range(22):
+                    await client.refresh_metadata(["t"])
+                    await anyio.sleep(0.1)
+        assert server.stats.expired == 0
+        assert server.stats.reauthentications >= 2
+        tokens = server.stats.tokens
+        # Every authentication presented a token that had not passed its refresh point.
+        assert len(tokens) == len(set(tokens)) == provider.fetches
+        assert broker.stats.connections == 1

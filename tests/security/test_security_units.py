@@ -6,6 +6,7 @@ from __future__ import annotations
 import ssl
 import sys
 
+import anyio
 import pytest
 from security_helpers import Certs
 
@@ -202,3 +203,60 @@ async def test_mechanism_reprs_hide_credentials() -> None:
     assert "tkn-123" not in repr(oauth)
     pytest.importorskip("scramp")
     assert "s3cr3t" not in repr(sasl.ScramMechanism("SCRAM-SHA-256", "alice", "s3cr3t"))
+
+
+# -- RefreshingTokenProvider -----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_refreshing_token_provider_refreshes_before_expiry() -> None:
+    now = [1000.0]
+    issued: list[str] = []
+
+    async def fetch() -> tuple[str, float]:
+        issued.append(f"t{len(issued) + 1}")
+        return issued[-1], 100.0
+
+    provider = sasl.RefreshingTokenProvider(fetch, clock=lambda: now[0], extensions={"a": "b"})
+    assert await provider.token() == "t1"
+    now[0] += 79.0  # before 80% of the 100 s lifetime: cached
+    assert await provider.token() == "t1"
+    now[0] += 1.5  # past 80%, still 19 s before expiry: a new one
+    assert await provider.token() == "t2"
+    assert provider.fetches == 2
+    assert provider.extensions() == {"a": "b"}
+    assert "t2" not in repr(provider)
+
+
+@pytest.mark.anyio
+async def test_refreshing_token_provider_shares_one_fetch() -> None:
+    calls = 0
+
+    async def fetch() -> tuple[str, float]:
+        nonlocal calls
+        calls += 1
+        await anyio.sleep(0.05)
+        return "shared", 60.0
+
+    provider = sasl.RefreshingTokenProvider(fetch)
+    got: list[str] = []
+
+    async def take() -> None:
+        got.append(await provider.token())
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(take)
+    assert got == ["shared"] * 5
+    assert calls == 1
+
+
+@pytest.mark.anyio
+async def test_refreshing_token_provider_refuses_empty_tokens() -> None:
+    async def fetch() -> tuple[str, float]:
+        return "", 60.0
+
+    with pytest.raises(SaslAuthenticationFailedError, match="no token"):
+        await sasl.RefreshingTokenProvider(fetch).token()
+    with pytest.raises(ConfigError, match="refresh_fraction"):
+        sasl.RefreshingTokenProvider(fetch, refresh_fraction=1.5)
