@@ -81,6 +81,8 @@ class Payload:
     """Response bytes after the size prefix (header included); the broker frames them."""
 
     data: bytes
+    #: Close the connection right after sending.
+    close: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ class Raw:
     """Bytes written to the socket as they are (size prefix included, or not)."""
 
     data: bytes
+    #: Close the connection right after sending (a frame cut short by a dying broker).
+    close: bool = False
 
 
 class _Silence:
@@ -425,13 +429,15 @@ class FakeBroker:
             return True
         if reply is CLOSE:
             return False
+        keep_open = True
         if isinstance(reply, Raw):
-            data = reply.data
+            data, keep_open = reply.data, not reply.close
         elif isinstance(reply, Payload):
-            data = frame(reply.data)
+            data, keep_open = frame(reply.data), not reply.close
         else:
             if req.api is None:
                 return False
             data = frame(response_payload(req.api, req.api_version, req.correlation_id, reply))
-        await stream.send(data)
-        return True
+        if data:
+            await stream.send(data)
+        return keep_open

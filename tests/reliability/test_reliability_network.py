@@ -289,3 +289,58 @@ async def test_reliability_broker_down_longer_than_delivery_timeout(
     assert all(isinstance(e, KafkaError) for e in errors), {type(e).__name__ for e in errors}
     assert settled <= delivery_timeout + 1, f"deliveries failed only after {settled:.2f} s"
     assert close_took < 1.0 + 2, f"close(timeout=1) took {close_took:.2f} s"
+
+
+# --------------------------------------------------------------------------------------------
+# Garbled Produce responses from a real broker
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "producer/sender.py Sender._produce/_on_batch_error: a Produce response that does not "
+        "decode raises ProtocolDecodeError (retriable=False), so the batch fails for good "
+        "although the broker wrote it: the ledger finds phantom records (reported failed, "
+        "present in the log). An idempotent producer should treat it like a lost response "
+        "(close the connection, retry under the same sequence)."
+    ),
+)
+async def test_reliability_truncated_produce_responses(proxied_broker: ProxiedBroker) -> None:
+    pb = proxied_broker
+    topic = _topic(pb, "trunc")
+    ledger = Ledger(PARTITIONS)
+    cuts = 3
+    async with _producer(pb) as producer:
+        lp = LedgerProducer(producer, topic, ledger)
+
+        async def chaos() -> None:
+            for _ in range(cuts):
+                await anyio.sleep(0.5)
+                # A well-framed but short message: the body decoder meets its end.
+                pb.proxy.truncate_responses(api_key=PRODUCE_KEY, keep=12, count=1)
+
+        with anyio.fail_after(90):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(chaos)
+                tg.start_soon(lp.settle, 1e9)
+                await lp.produce(2500, per_second=1000)
+    theirs, ours = await check_both_readers(pb.bootstrap_servers, topic, ledger)
+    record_result(
+        "Produce responses truncated (real broker applied them)",
+        runs=cuts,
+        records=theirs.produced,
+        lost=theirs.lost,
+        duplicated=theirs.duplicated,
+        reordered=theirs.reordered,
+        ok=theirs.ok and ledger.counts()["failed"] == 0,
+        evidence=(
+            f"phantom={theirs.phantom} failed={theirs.failed} errors={lp.stats.errors}"
+            if not theirs.ok or theirs.failed
+            else ""
+        ),
+    )
+    assert pb.proxy.stats.responses_truncated == cuts
+    assert ledger.counts()["failed"] == 0, f"{lp.stats.errors}; {theirs.summary()}"
+    _assert_clean(theirs, ours)
