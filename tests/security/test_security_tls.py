@@ -20,7 +20,11 @@ from kafka_async.errors import ConfigError, KafkaConnectionError
 from kafka_async.net.config import ClientConfig
 from kafka_async.net.tls import TLSHandshakeError
 from kafka_async.producer import Producer
+from kafka_async.protocol.apis import METADATA
 from kafka_async.structs import ConsumerRecord, TopicPartition
+from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
+from kafka_async.testing.sasl_server import SaslServer
+from kafka_async.testing.tls import StunnelProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -200,3 +204,37 @@ def test_wrong_key_password_is_a_config_error(certs: Certs, tmp_path: Path) -> N
         )
     assert "wrong-password-xyz" not in str(info.value)
     assert info.value.__cause__ is None
+
+
+async def test_sasl_ssl_scram_over_tls(stunnel_binary: str, certs: Certs) -> None:
+    """SASL_SSL: SCRAM inside TLS, against the scripted SASL broker behind stunnel (Tansu
+    cannot be given SCRAM users, see test_security_sasl_tansu.py)."""
+    pytest.importorskip("scramp")
+    async with FakeBroker(topics={"t": 1}) as broker:
+        server = SaslServer(users={"alice": "tls-and-scram"})
+        server.install(broker)
+        with StunnelProxy(cert=certs.server_cert, key=certs.server_key) as proxy:
+
+            def through_tls(req: FakeRequest) -> Any:
+                body = broker.metadata_reply(req)
+                for b in body["brokers"]:
+                    b["port"] = proxy.port  # advertise the TLS port
+                return body
+
+            broker.set_default(METADATA.key, server.guard(through_tls))
+            await anyio.to_thread.run_sync(proxy.set_target, broker.host, broker.port)
+            cfg = ClientConfig(
+                bootstrap_servers=proxy.address,
+                security_protocol="SASL_SSL",
+                ssl_cafile=str(certs.ca),
+                sasl_mechanism="SCRAM-SHA-512",
+                sasl_plain_username="alice",
+                sasl_plain_password="tls-and-scram",
+            )
+            async with ClusterClient(cfg) as client:
+                await client.refresh_metadata(["t"])
+                assert client.metadata.partitions_for("t") == frozenset({0})
+                stats = client.statistics().pool
+                assert set(stats.addresses.values()) == {("127.0.0.1", proxy.port)}
+    assert server.stats.successes == {"SCRAM-SHA-512": 1}
+    assert server.stats.unauthenticated == 0
