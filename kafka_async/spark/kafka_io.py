@@ -340,10 +340,10 @@ class _RangeReader:
                     continue
                 if not batch:
                     # The range ends at or below an end offset the broker reported, so the
-                    # data is there: an empty poll means the fetch state went astray (seen
-                    # with the consumer's prefetch, see the spark report). Seeking restarts
-                    # fetching at the position; it costs nothing when all is well.
-                    log.debug("empty poll of %s at %d: seeking", self._tp, self._next)
+                    # data is there: an empty poll means the fetch state went astray (an
+                    # early consumer build stalled like this behind its prefetch). Seeking
+                    # restarts fetching at the position and costs nothing otherwise.
+                    log.info("empty poll of %s at %d: seeking to it", self._tp, self._next)
                     self._consumer.seek(self._tp, self._next)
                     continue
                 records = [
