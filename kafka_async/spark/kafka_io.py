@@ -54,6 +54,8 @@ T = TypeVar("T")
 DRIVER_TIMEOUT_S = 60.0
 #: Records per Arrow batch a read task hands Spark (bounded memory per task).
 READ_CHUNK = 20_000
+#: Empty 500 ms polls of a range with data before the reader re-seeks (see _RangeReader).
+_POLLS_BEFORE_RESEEK = 10
 #: Rows enqueued per hop into the writer's event loop.
 WRITE_CHUNK = 5_000
 
@@ -327,6 +329,7 @@ class _RangeReader:
         if self._next >= self._rng.end:
             return None
         timeout_s = self._opts.poll_timeout_ms / 1000
+        empty_polls = 0
         with anyio.move_on_after(timeout_s):
             while True:
                 try:
@@ -338,24 +341,28 @@ class _RangeReader:
                 except (OffsetOutOfRangeError, NoOffsetForPartitionError):
                     await self._lost()
                     continue
-                if not batch:
-                    # The range ends at or below an end offset the broker reported, so the
-                    # data is there: an empty poll means the fetch state went astray (an
-                    # early consumer build stalled like this behind its prefetch). Seeking
-                    # restarts fetching at the position and costs nothing otherwise.
-                    log.info("empty poll of %s at %d: seeking to it", self._tp, self._next)
-                    self._consumer.seek(self._tp, self._next)
-                    continue
                 records = [
                     r for r in batch.get(self._tp, ()) if self._next <= r.offset < self._rng.end
                 ]
                 position = await self._consumer.position(self._tp)
+                before = self._next
                 if records:
                     if records[0].offset > self._next:
                         await self._check_gap(records[0].offset)
                     self._next = records[-1].offset + 1
                 # Offsets without a record (transaction markers, compaction) still count.
                 self._next = max(self._next, min(position, self._rng.end))
+                if self._next == before:
+                    empty_polls += 1
+                    # The range ends at or below an end offset the broker reported, so the
+                    # data is there: a long run of empty polls means the fetch state went
+                    # astray (an early consumer build stalled like this behind its
+                    # prefetch). Seeking restarts fetching at the position. Not sooner: a
+                    # seek discards a fetch in flight, which a slow broker needs to finish.
+                    if empty_polls % _POLLS_BEFORE_RESEEK == 0:
+                        log.info("no data for %s at %d: seeking to it", self._tp, self._next)
+                        self._consumer.seek(self._tp, self._next)
+                    continue
                 if records or self._next >= self._rng.end:
                     return records
         raise KafkaTimeoutError(
