@@ -211,6 +211,7 @@ class BrokerConnection:
         self.reauthentications = 0
         # Set while re-authenticating: requests wait on it before being queued.
         self._paused: anyio.Event | None = None
+        self._reauth_requests = 0
         self._state = _NEW
         self._stream: anyio.abc.ByteStream | None = None
         self._write_lock = anyio.Lock()
@@ -486,6 +487,11 @@ class BrokerConnection:
         # Fetch what the mechanism needs (a token) before pausing anyone.
         mechanism = await sasl.prepared_mechanism(self.config)
         paused = self._paused = anyio.Event()
+        # Re-authenticating is not use: an idle connection must still look idle to the
+        # pool's reaper afterwards.
+        last_activity = self.last_activity
+        sent_before = self.requests_sent
+        self._reauth_requests = 0
         try:
             async with self._write_lock:
                 if self._outbox:
@@ -495,6 +501,8 @@ class BrokerConnection:
                     self, self._send_paused, mechanism=mechanism
                 )
             self.reauthentications += 1
+            if self.requests_sent - sent_before == self._reauth_requests and not self.in_flight:
+                self.last_activity = last_activity
             log.debug(
                 "%s: re-authenticated; next session lifetime %d ms",
                 self.address,
@@ -506,6 +514,7 @@ class BrokerConnection:
 
     async def _send_paused(self, api: Api, body: Any, version: int) -> Any:
         """A request sent by re-authentication, which holds the write lock."""
+        self._reauth_requests += 1
         reader = await self._exchange(api, version, body, None, True, locked=True)
         assert reader is not None
         return api.decode_response(version, reader)

@@ -305,3 +305,18 @@ async def test_oauthbearer_token_refreshed_before_expiry_across_reauthentication
         # Every authentication presented a token that had not passed its refresh point.
         assert len(tokens) == len(set(tokens)) == provider.fetches
         assert broker.stats.connections == 1
+
+
+async def test_reauthentication_does_not_keep_an_idle_connection_alive() -> None:
+    async with sasl_broker(session_lifetime_ms=250) as (broker, server):
+        cfg = sasl_config(broker, "PLAIN", connections_max_idle_ms=1200)
+        async with ClusterClient(cfg) as client:
+            await client.refresh_metadata(["t"])
+            # Idle for 1.2 s, plus up to one reaper interval (0.3 s), plus slack.
+            await anyio.sleep(2.2)
+            assert broker.stats.open_connections == 0
+            # It re-authenticated while idle, and the reaper still closed it on time.
+            assert server.stats.reauthentications >= 2
+            assert server.stats.expired == 0
+            await client.refresh_metadata(["t"])  # a new connection, authenticated afresh
+        assert server.stats.successes == {"PLAIN": 2}
