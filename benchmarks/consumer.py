@@ -218,6 +218,7 @@ def _bootstrap() -> tuple[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the consumer benchmark and print its table (``argv`` as on the command line)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", choices=CLIENTS)
     parser.add_argument("--bootstrap")
@@ -226,7 +227,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    # ``python -m benchmarks`` calls main() with no arguments: defaults, not its own argv.
+    args = parser.parse_args([] if argv is None else argv)
     if args.child:
         _child(args)
         return
@@ -288,4 +290,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
