@@ -18,12 +18,14 @@ import anyio.lowlevel
 import pytest
 
 from kafka_async.cluster.client import ClusterClient
+from kafka_async.consumer import Consumer
 from kafka_async.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
 from kafka_async.net import sasl
 from kafka_async.net.config import ClientConfig
+from kafka_async.producer import Producer
 from kafka_async.protocol.apis import METADATA
 from kafka_async.testing.fake_broker import CLOSE, FakeBroker, FakeRequest
 from kafka_async.testing.sasl_server import SaslServer
@@ -320,3 +322,24 @@ async def test_reauthentication_does_not_keep_an_idle_connection_alive() -> None
             assert server.stats.expired == 0
             await client.refresh_metadata(["t"])  # a new connection, authenticated afresh
         assert server.stats.successes == {"PLAIN": 2}
+
+
+@pytest.mark.parametrize("client_type", ["producer", "consumer"])
+async def test_producer_and_consumer_raise_the_typed_refusal_at_start(client_type: str) -> None:
+    async with sasl_broker() as (broker, server):
+        settings: dict[str, Any] = {
+            "bootstrap_servers": broker.address,
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "SCRAM-SHA-256",
+            "sasl_plain_username": "alice",
+            "sasl_plain_password": "not-the-password",
+            "request_timeout_ms": 10_000,
+        }
+        client: Any = Producer(**settings) if client_type == "producer" else Consumer(**settings)
+        start = time.monotonic()
+        with pytest.raises(SaslAuthenticationFailedError):
+            await client.start()
+        await client.close()
+        assert time.monotonic() - start < 3
+        assert broker.stats.connections == 1
+        assert server.stats.failures == 1
