@@ -31,7 +31,7 @@ PARTITIONS = 3
 RATE = 1000.0  # records per second
 DELIVERY_TIMEOUT_MS = 30_000
 #: Seconds of producing before the first kill, between kills and after the last.
-UP_S = 1.5
+UP_S = 1.0
 #: Seconds the broker stays dead.
 DOWN_S = 0.5
 

@@ -49,7 +49,7 @@ async def main():
                         enable_auto_commit=False, session_timeout_ms=int(session),
                         heartbeat_interval_ms=300, auto_offset_reset="earliest") as c:
         while True:
-            batch = await c.getmany(timeout_ms=100)
+            batch = await c.getmany(timeout_ms=100, max_records=20)
             for tp, recs in batch.items():
                 for r in recs:
                     print(json.dumps(["rec", r.partition, r.offset, r.value.decode()]),
@@ -87,8 +87,7 @@ async def _member(
     async with Consumer(topic, bootstrap_servers=bootstrap, group_id=group, **GROUP_SETTINGS) as c:
         task_status.started(c)
         while not stop.is_set():
-            # No max_records: small polls while producing stall (see test_reliability_cancel).
-            batch = await c.getmany(timeout_ms=100)
+            batch = await c.getmany(timeout_ms=100, max_records=50)
             for recs in batch.values():
                 for r in recs:
                     processed.add(r.partition, r.offset, r.value)
