@@ -271,9 +271,14 @@ def next_end(
     """End offsets of the next micro-batch (pure; the caller fetched ``earliest``/``latest``).
 
     Partitions that appeared since ``starts`` begin at their earliest offset, as in Spark;
-    partitions that vanished are left out, which ``plan_stream`` reports as data loss.
+    partitions that vanished are left out, and a partition that now ends before its start
+    (the topic was recreated) is measured from its earliest offset. ``plan_stream`` then
+    reports both as data loss (failing, or reading on from the earliest offset).
     """
-    full = {tp: starts.get(tp, earliest[tp]) for tp in latest}
+    full = {
+        tp: starts[tp] if tp in starts and starts[tp] <= latest[tp] else earliest[tp]
+        for tp in latest
+    }
     return rate_limit(full, latest, max_rows)
 
 

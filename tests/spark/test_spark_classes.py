@@ -79,6 +79,9 @@ def test_next_end_new_partitions_start_at_earliest() -> None:
     assert next_end(starts, earliest, latest, None) == latest
     capped = next_end(starts, earliest, latest, 20)
     assert capped == {TP("t", 0): 20, TP("t", 1): 15}
+    # t-0 was recreated and holds 4 records now: the end comes from its new earliest offset
+    # (planning then reports the loss), instead of sticking at the old start forever.
+    assert next_end({TP("t", 0): 50}, {TP("t", 0): 0}, {TP("t", 0): 4}, None) == {TP("t", 0): 4}
 
 
 def test_writer_refuses_overwrite_and_bad_columns() -> None:

@@ -245,3 +245,58 @@ def test_starting_timestamp(spark: Any, kafka_broker: str, new_topic: Any, ck_pr
         startingOffsetsByTimestampStrategy="latest",
     )
     assert lenient.count() == 0
+
+
+def test_streaming_data_loss_after_topic_recreation(
+    spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
+) -> None:
+    import anyio
+
+    from kafka_async import AdminClient
+    from kafka_async.testing.topics import create_topic
+
+    topic, first = _fill(new_topic, ck_produce, kafka_broker, 1, 20)
+    out = tempfile.mkdtemp(prefix="spark-out-")
+    checkpoint = tempfile.mkdtemp(prefix="spark-ckpt-")
+    _stream_to_parquet(spark, kafka_broker, topic, out, checkpoint, 100)
+
+    async def delete() -> None:
+        async with AdminClient(bootstrap_servers=kafka_broker) as admin:
+            await admin.delete_topics([topic], raise_on_error=True)
+
+    anyio.run(delete)
+    create_topic(kafka_broker, topic, 1)
+    ck_produce(kafka_broker, topic, [(0, None, b"new%d" % i, [], BASE_TS) for i in range(5)])
+
+    # The checkpoint says "continue at 20" but the new topic ends at 5: data loss.
+    query = (
+        spark.readStream.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("subscribe", topic)
+        .load()
+        .select("partition", "offset", "value")
+        .writeStream.format("parquet")
+        .option("path", out)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(Exception, match="failOnDataLoss"):
+        query.awaitTermination(120)
+
+    query = (
+        spark.readStream.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("subscribe", topic)
+        .option("failOnDataLoss", "false")
+        .load()
+        .select("partition", "offset", "value")
+        .writeStream.format("parquet")
+        .option("path", out)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(120)
+    values = sorted(r.value for r in spark.read.parquet(out).collect())
+    assert values == sorted([v for _p, _k, v, _h, _t in first] + [b"new%d" % i for i in range(5)])
