@@ -300,3 +300,32 @@ def test_streaming_data_loss_after_topic_recreation(
     assert query.awaitTermination(120)
     values = sorted(r.value for r in spark.read.parquet(out).collect())
     assert values == sorted([v for _p, _k, v, _h, _t in first] + [b"new%d" % i for i in range(5)])
+
+
+def test_streaming_with_the_default_trigger_picks_up_new_records(
+    spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
+) -> None:
+    topic, first = _fill(new_topic, ck_produce, kafka_broker, 2, 5)
+    name = f"live_{topic.replace('-', '_')}"
+    query = (
+        spark.readStream.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .writeStream.format("memory")
+        .queryName(name)
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        more = [(1, None, b"later", [], BASE_TS)]
+        ck_produce(kafka_broker, topic, more)
+        query.processAllAvailable()
+        rows = spark.sql(f"select partition, offset, value from {name}").collect()
+    finally:
+        query.stop()
+    assert sorted((r.partition, r.offset) for r in rows) == sorted(
+        [(p, i) for p in range(2) for i in range(5)] + [(1, 5)]
+    )
+    assert len(first) == 10
