@@ -11,6 +11,22 @@ Spark's built-in Kafka source and sink, so a job switches by changing the format
           .option("subscribe", "events")
           .load())
 
+What to know:
+
+* Reads are exact: the driver plans offset ranges (``minPartitions`` splits large ones) and
+  each Spark task reads exactly its range and returns Arrow batches. Streaming offsets are
+  checkpointed as ``{"topic": {"partition": offset}}``, so a restarted query goes on with no
+  loss and no duplicates. ``maxOffsetsPerTrigger`` and ``Trigger.AvailableNow`` work;
+  ``failOnDataLoss`` decides what happens when offsets a query needs are gone.
+* Writes are at-least-once, as with Spark's own Kafka sink: each task produces through its
+  own idempotent producer and flushes before it reports success, but a task Spark retries
+  writes its rows again. Only ``mode("append")`` is accepted.
+* Executors run Python workers: set ``PYSPARK_PYTHON`` to an interpreter that has
+  kafka_async installed (with the ``spark`` extra) before the SparkSession starts.
+* Data loss, timeouts and bad options raise :class:`DataLossError`,
+  :class:`~kafka_async.errors.KafkaTimeoutError` and
+  :class:`~kafka_async.errors.ConfigError`; Spark shows them inside its own exception.
+
 Nothing here imports pyspark until :func:`register` or :class:`KafkaDataSource` is used, so
 ``import kafka_async.spark`` is cheap and works without the extra.
 """
