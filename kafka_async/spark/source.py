@@ -100,7 +100,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:
         earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
         if self._target is not None:
-            latest = {tp: min(off, latest.get(tp, off)) for tp, off in self._target.items()}
+            # Partitions that appeared since are left for a later query; vanished ones drop
+            # out (and planning reports them as data loss).
+            latest = {tp: min(off, latest[tp]) for tp, off in self._target.items() if tp in latest}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         starts = offsets_from_dict(start)
         end = kafka_io.next_end(starts, earliest, latest, max_rows)
