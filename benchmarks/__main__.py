@@ -14,7 +14,7 @@ import platform
 import sys
 import time
 
-SUITES = ("records", "producer", "consumer")
+SUITES = ("records", "producer", "consumer", "spark")
 
 
 def _machine() -> str:
