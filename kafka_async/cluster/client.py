@@ -50,6 +50,7 @@ from ..net.pool import ConnectionPool, PoolStatistics
 from ..protocol.apis import FIND_COORDINATOR, METADATA
 from ..protocol.schema import Api
 from .metadata import ClusterMetadata, TopicInfo
+from .tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ class ClusterClient:
         self._coordinators: dict[tuple[int, str], int] = {}
         self._lookups: dict[tuple[int, str], _Lookup] = {}
         self._stack: AsyncExitStack | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._tg: BackgroundTasks | None = None
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -159,13 +160,23 @@ class ClusterClient:
         await stack.__aenter__()
         self._stack = stack
         try:
-            await stack.enter_async_context(self._pool)
-            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            # Shielded background tasks (see tasks.py): cancelling the scope around the
+            # owner (``async with Consumer(...)`` in a cancelled scope) must not stop the
+            # connection readers, refreshes and coordinator lookups its close() relies on.
+            # The pool is entered inside the shielded host, so its reader tasks are too.
+            tasks = await stack.enter_async_context(BackgroundTasks("cluster client"))
+            await tasks.start(self._run_pool)
+            self._tg = tasks
             await self.refresh_metadata()
-            self._tg.start_soon(self._refresher)
+            tasks.start_soon(self._refresher)
         except BaseException:
             await self._exit(None, None, None)
             raise
+
+    async def _run_pool(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        async with self._pool:
+            task_status.started()
+            await anyio.sleep_forever()
 
     async def close(self) -> None:
         """Stop background work and close every connection. Never hangs.
@@ -184,19 +195,22 @@ class ClusterClient:
         if self._closed:
             return None
         self._closed = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
         stack, self._stack = self._stack, None
         if stack is None:
             return None
+        # Connections first (the pool shields this and bounds it), so waiters fail with a
+        # connection error rather than a cancellation; then the background tasks.
+        await self._pool.close()
+        if self._tg is not None:
+            self._tg.cancel()
         # The caller's exception is not passed into the task groups: they hold only our
         # background tasks (cancelled above), and anyio would wrap it in an ExceptionGroup.
         # Not wrapped in a shielded scope either: the task groups on the stack must be
-        # exited in the scope they were entered in. The pool shields its own closing.
+        # exited in the scope they were entered in.
         await stack.__aexit__(None, None, None)
         return None
 
-    def _check_open(self) -> anyio.abc.TaskGroup:
+    def _check_open(self) -> BackgroundTasks:
         if self._closed or self._tg is None:
             raise ClientClosedError("the cluster client is closed or not started")
         return self._tg
@@ -370,6 +384,9 @@ class ClusterClient:
             try:
                 await self.refresh_metadata()
             except KafkaError as exc:
+                if self._closed:
+                    # close() raced with a refresh that had already woken up.
+                    return
                 log.warning("background metadata refresh failed: %s", exc)
                 self._update_requested.set()  # try again after the backoff
             await anyio.sleep(backoff)
