@@ -91,6 +91,19 @@ class ClientClosedError(KafkaError):
     """The client was closed; the operation cannot start or complete."""
 
 
+class InvalidStateError(KafkaError):
+    """A result was read before it existed (a delivery's outcome before the record was
+    settled)."""
+
+
+class TransactionStateError(KafkaError):
+    """A transactional call was made in a state that does not allow it."""
+
+
+class TransactionAbortedError(KafkaError):
+    """The record was dropped because its transaction was aborted before it was sent."""
+
+
 # --------------------------------------------------------------------------------------------
 # Broker errors (one class per Kafka error code)
 # --------------------------------------------------------------------------------------------

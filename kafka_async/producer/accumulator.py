@@ -40,13 +40,14 @@ from typing import Any
 
 import anyio
 
-from ..errors import KafkaError, KafkaTimeoutError
+from ..errors import InvalidStateError, KafkaTimeoutError
 from ..records.batch import BatchBuilder
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 
 __all__ = [
     "Bytes",
     "Delivery",
+    "InvalidStateError",
     "PartitionState",
     "ProducerBatch",
     "RecordAccumulator",
@@ -76,10 +77,6 @@ def record_size(key: Bytes | None, value: Bytes | None, headers: Iterable[Any] |
             # A str key costs at most 4 bytes per character in UTF-8; 10 covers two varints.
             size += 10 + len(hkey) * 4 + (len(hval) if hval is not None else 0)
     return size
-
-
-class InvalidStateError(KafkaError):
-    """A delivery's outcome was read before the record was settled."""
 
 
 class ProducerBatch:

@@ -24,7 +24,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import BrokerResponseError, KafkaError
+from ..errors import BrokerResponseError, TransactionAbortedError, TransactionStateError
 from ..structs import TopicPartition
 
 __all__ = [
@@ -35,14 +35,6 @@ __all__ = [
     "TxnState",
     "group_metadata_fields",
 ]
-
-
-class TransactionStateError(KafkaError):
-    """A transactional call was made in a state that does not allow it."""
-
-
-class TransactionAbortedError(KafkaError):
-    """The record was dropped because its transaction was aborted before it was sent."""
 
 
 class TxnState(enum.Enum):
