@@ -35,6 +35,7 @@ class _Bar:
         self.total = total
         self.label = label
         self.done = 0
+        self._printed = 0  # last tenth printed by the plain counter
         self._progress = Progress() if Progress is not None and sys.stdout.isatty() else None
         self._task = self._progress.add_task(label, total=total) if self._progress else None
 
@@ -47,7 +48,8 @@ class _Bar:
         self.done += n
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=self.done)
-        elif self.done % max(1, self.total // 10) < n or self.done == self.total:
+        elif n and self.done * 10 // max(1, self.total) > self._printed:
+            self._printed = self.done * 10 // max(1, self.total)
             print(f"{self.label}: {self.done:,}/{self.total:,}", flush=True)
 
     def __exit__(self, *exc: object) -> None:
