@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .consumer import Consumer, OffsetAndTimestamp
+from .consumer import Consumer, ConsumerGroupMetadata, OffsetAndTimestamp
 from .errors import CommitFailedError, NoOffsetForPartitionError
 from .group.assignors import (
     Assignor,
@@ -17,6 +17,7 @@ __all__ = [
     "Assignor",
     "CommitFailedError",
     "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerRebalanceListener",
     "CooperativeStickyAssignor",
     "NoOffsetForPartitionError",

@@ -35,6 +35,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from ..cluster.client import ClusterClient
+from ..cluster.tasks import BackgroundTasks
 from ..errors import (
     ClientClosedError,
     ConfigError,
@@ -67,6 +68,22 @@ class OffsetAndTimestamp:
 
     offset: int
     timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadata:
+    """The member's place in its group (KIP-447), for
+    ``Producer.send_offsets_to_transaction``: the broker fences a transactional commit made
+    with a stale generation, so a zombie that lost its partitions cannot commit for them.
+
+    Take it right before each transaction's commit; it changes with every rebalance.
+    Before the member has joined, ``generation_id`` is -1 and ``member_id`` is empty.
+    """
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
 
 
 class Consumer(Generic[K, V]):
@@ -104,7 +121,7 @@ class Consumer(Generic[K, V]):
                 committable=self._committable,
             )
         self._stack: AsyncExitStack | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._tg: BackgroundTasks | None = None
         self._closed = False
         self._started = False
         #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
@@ -139,7 +156,10 @@ class Consumer(Generic[K, V]):
         await stack.__aenter__()
         try:
             await stack.enter_async_context(self._client)
-            tg = await stack.enter_async_context(anyio.create_task_group())
+            # Shielded (see cluster/tasks.py): cancelling the scope around ``async with
+            # Consumer`` must leave the fetcher and the group coordinator running until
+            # close() has committed and left the group.
+            tg = await stack.enter_async_context(BackgroundTasks("consumer"))
             self._tg = tg
             self._stack = stack
             self._track_topics()
@@ -154,7 +174,7 @@ class Consumer(Generic[K, V]):
             self._stack = None
             self._closed = True
             if started_tg is not None:
-                started_tg.cancel_scope.cancel()
+                started_tg.cancel()
             await stack.aclose()
             raise
 
@@ -169,21 +189,34 @@ class Consumer(Generic[K, V]):
         if stack is None:
             return
         deadline = self._config.close_timeout_ms / 1000
+        # Shielded: close() often runs because the scope around ``async with`` was
+        # cancelled; the background tasks are shielded too (BackgroundTasks), so the final
+        # commit and LeaveGroup still reach the broker. The deadline keeps it bounded.
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(deadline):
-                try:
-                    if self._coordinator is not None and self._config.enable_auto_commit:
-                        await self._commit_consumed(timeout=deadline)
-                except KafkaError as exc:
-                    log.warning("final commit failed: %s", exc)
-                if self._coordinator is not None:
-                    await self._coordinator.leave_group()
+                coordinator = self._coordinator
+                if coordinator is not None and self._config.enable_auto_commit:
+                    await self._final_commit(coordinator, deadline)
+                if coordinator is not None:
+                    await coordinator.leave_group()
         if tg is not None:
-            tg.cancel_scope.cancel()
+            tg.cancel()
         # Outside any new cancel scope: the task groups on the stack must be exited in the
         # scope they were entered in. With our tasks cancelled this is quick, and the
-        # cluster client bounds its own socket closing.
+        # cluster client bounds its own socket closing. An outer cancellation is re-raised
+        # from here.
         await stack.aclose()
+
+    async def _final_commit(self, coordinator: GroupCoordinator, timeout: float) -> None:  # noqa: ASYNC109
+        """close(): commit what the application received, when there is anything to commit
+        and a generation to commit it in (else there is nothing to lose: a member that never
+        joined owns no partitions)."""
+        if self._subs.is_group_managed and coordinator.generation()[0] < 0:
+            return
+        try:
+            await self._commit_consumed(timeout=timeout, only_changed=True)
+        except KafkaError as exc:
+            log.warning("final commit failed: %s", exc)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -720,6 +753,17 @@ class Consumer(Generic[K, V]):
         return progressed
 
     # -- introspection -----------------------------------------------------------------------
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The current group id, generation, member id and group instance id (KIP-447).
+
+        Raises ``ConfigError`` for a consumer without ``group_id``.
+        """
+        group_id = self._config.group_id
+        if group_id is None or self._coordinator is None:
+            raise ConfigError("group_metadata() needs a consumer with a group_id")
+        generation, member, instance = self._coordinator.generation()
+        return ConsumerGroupMetadata(group_id, generation, member, instance)
 
     def statistics(self) -> dict[str, Any]:
         """State at a glance: group, assignment with positions, buffer, fetch sessions."""
