@@ -40,7 +40,7 @@ from typing import Any
 
 import anyio
 
-from ..errors import InvalidStateError, KafkaTimeoutError
+from ..errors import BrokerResponseError, InvalidStateError, KafkaTimeoutError
 from ..records.batch import BatchBuilder
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 
@@ -432,6 +432,12 @@ class RecordAccumulator:
         self.producer_epoch = -1
         #: Rotates the partition drain starts with, so no partition starves.
         self._drain_start = 0
+        #: Called with each batch as it settles (observability hooks); None: nobody asks.
+        self.on_settle: Callable[[ProducerBatch], None] | None = None
+        #: Records acknowledged / failed so far, and failed records per error name.
+        self.records_acked = 0
+        self.records_failed = 0
+        self.failed_by_error: dict[str, int] = {}
 
     # -- appending -------------------------------------------------------------------------
 
@@ -717,6 +723,9 @@ class RecordAccumulator:
         self._release(batch)
         batch.base_offset = base_offset
         batch.log_append_time = log_append_time
+        self.records_acked += batch.record_count
+        if self.on_settle is not None:
+            self.on_settle(batch)
         batch._settle()
 
     def fail(self, batch: ProducerBatch, error: BaseException) -> None:
@@ -731,6 +740,11 @@ class RecordAccumulator:
                 pass
         self._release(batch)
         batch.error = error
+        self.records_failed += batch.record_count
+        name = error_name(error)
+        self.failed_by_error[name] = self.failed_by_error.get(name, 0) + batch.record_count
+        if self.on_settle is not None:
+            self.on_settle(batch)
         batch._settle()
 
     def backoff(self, attempts: int) -> float:
@@ -858,12 +872,24 @@ class RecordAccumulator:
         return {
             "buffer_used": self.buffer_used,
             "buffer_memory": self.buffer_memory,
+            "buffered_records": sum(b.record_count for b in self.incomplete),
+            "records_acked": self.records_acked,
+            "records_failed": self.records_failed,
+            "records_failed_by_error": dict(self.failed_by_error),
             "queued_batches": self.queued_batches,
             "in_flight_batches": self.in_flight_batches,
             "incomplete_batches": len(self.incomplete),
             "flushing": self.flushing > 0,
             "partitions": len(self._parts),
         }
+
+
+def error_name(error: BaseException) -> str:
+    """How statistics name an error: Kafka's name for a broker error code
+    (``NOT_LEADER_OR_FOLLOWER``), the class name for anything else (``KafkaTimeoutError``)."""
+    if isinstance(error, BrokerResponseError):
+        return error.name
+    return type(error).__name__
 
 
 def _seq_after(a: int, b: int) -> bool:

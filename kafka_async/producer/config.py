@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..net.config import ClientConfig
+from ..observability import ClientHooks
 from .partitioner import Partitioner
 
 __all__ = ["COMPRESSION_TYPES", "ProducerConfig"]
@@ -53,6 +54,11 @@ class ProducerConfig:
     delivery_timeout_ms: int = 120_000
     max_in_flight_requests_per_connection: int = 5
     metadata_wait_ms: int | None = None
+    #: Like the Java producer's ``allow.auto.create.topics``: the metadata requests the
+    #: producer makes let a broker with ``auto.create.topics.enable`` create a missing topic.
+    allow_auto_create_topics: bool = True
+    #: Observability hooks (tracing, metrics); None: off.
+    hooks: ClientHooks | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> ProducerConfig:
@@ -75,6 +81,8 @@ class ProducerConfig:
             "delivery_timeout_ms",
             "max_in_flight_requests_per_connection",
             "metadata_wait_ms",
+            "allow_auto_create_topics",
+            "hooks",
         }
         unknown = sorted(set(rest) - known)
         if unknown:
@@ -126,6 +134,17 @@ class ProducerConfig:
         metadata_wait = rest.get("metadata_wait_ms")
         if metadata_wait is not None:
             _check_int("metadata_wait_ms", metadata_wait)
+
+        auto_create = rest.get("allow_auto_create_topics", True)
+        if not isinstance(auto_create, bool):
+            raise ConfigError(f"allow_auto_create_topics: expected a bool, got {auto_create!r}")
+
+        hooks = rest.get("hooks")
+        if hooks is not None and not isinstance(hooks, ClientHooks):
+            raise ConfigError(
+                "hooks: expected a kafka_async.observability.ClientHooks instance, "
+                f"got {type(hooks).__name__}"
+            )
 
         in_flight = rest.get("max_in_flight_requests_per_connection", 5)
         idem = rest.pop("enable_idempotence", None)

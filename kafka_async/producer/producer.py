@@ -30,6 +30,7 @@ from ..errors import (
     RecordTooLargeClientError,
     error_for_code,
 )
+from ..observability import ProduceEvent, call_hook
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
@@ -38,6 +39,7 @@ from .accumulator import (
     BulkDelivery,
     Delivery,
     PartitionState,
+    ProducerBatch,
     RecordAccumulator,
     Segment,
     record_size,
@@ -67,6 +69,8 @@ Headers = Sequence[tuple[str, bytes | None]]
 
 #: Bound on each coordinator round trip loop of a transactional call.
 _TXN_RETRY_LIMIT = 60
+#: close(): how long the connections get to close after the flush deadline.
+_CLOSE_GRACE = 5.0
 
 
 class Producer:
@@ -134,6 +138,13 @@ class Producer:
         self._stack: contextlib.AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._sender_done: anyio.Event | None = None
+        self._host_scope: anyio.CancelScope | None = None
+        # Created in start() (an event belongs to the running event loop).
+        self._stop: anyio.Event | None = None
+        self._host_done: anyio.Event | None = None
+        self._hooks = cfg.hooks
+        if self._hooks is not None:
+            self._acc.on_settle = self._report_batch
         self._state = "new"
         # topic -> (TopicPartition per partition id, all partition ids, available ids), valid
         # for one metadata snapshot.
@@ -162,26 +173,81 @@ class Producer:
             raise ClientClosedError(f"a Producer can only be started once (it is {self._state})")
         self._state = "starting"
         stack = contextlib.AsyncExitStack()
+        stop = self._stop = anyio.Event()
+        self._host_done = anyio.Event()
         try:
-            client = await stack.enter_async_context(ClusterClient(self._cfg.client))
-            tg = await stack.enter_async_context(anyio.create_task_group())
-            sender = Sender(client, self._acc, self._cfg, self._txn)
-            self._client, self._sender, self._tg = client, sender, tg
+            # The caller's exception is kept out of this group (it holds only the host task).
+            tg = self._tg = anyio.create_task_group()
+            await tg.__aenter__()
+            stack.push_async_exit(lambda *_: tg.__aexit__(None, None, None))
+            await tg.start(self._host)
             if self._txn is not None:
                 await self._init_transactions()
-            done = self._sender_done = anyio.Event()
-            await tg.start(self._run_sender, sender, done)
         except BaseException:
             self._state = "closed"
-            if self._tg is not None:
-                self._tg.cancel_scope.cancel()
+            stop.set()
+            if self._host_scope is not None:
+                self._host_scope.cancel()
             # Not wrapped in a new cancel scope: anyio requires the task group's scope to be
-            # exited from the scope it was entered in. Its tasks are cancelled, so this is quick.
+            # exited from the scope it was entered in. The host is cancelled, so this is quick.
             await stack.aclose()
             raise
         self._stack = stack
         self._state = "running"
         self._running = True
+        if self._hooks is not None:
+            call_hook(
+                self._hooks.client_started, "producer", self._cfg.client.client_id, self.statistics
+            )
+
+    def _report_batch(self, batch: ProducerBatch) -> None:
+        """The accumulator settled ``batch``: tell the hooks (only set when hooks exist)."""
+        hooks = self._hooks
+        assert hooks is not None
+        now_ns = _time_ns()
+        age_ns = int((_monotonic() - batch.created) * 1e9)
+        event = ProduceEvent(
+            self._cfg.client.client_id,
+            batch.tp.topic,
+            batch.tp.partition,
+            batch.record_count,
+            batch.size,
+            batch.base_offset,
+            batch.attempts + 1,
+            now_ns - age_ns,
+            now_ns,
+            batch.error,
+        )
+        call_hook(hooks.on_produce, event)
+
+    async def _host(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Owns the cluster client and the sender. Once started, its scope is shielded: an
+        outer cancellation (application shutdown, ``move_on_after`` around ``async with``)
+        does not reach the connections and the sender, so :meth:`close` can still flush.
+        Only ``close()`` stops it (``_stop``, or cancelling ``_host_scope`` at its deadline).
+        """
+        assert self._stop is not None
+        assert self._host_done is not None
+        try:
+            # Not shielded while starting: a caller cancelled during start() must not wait
+            # for the bootstrap deadline.
+            with anyio.CancelScope() as scope:
+                self._host_scope = scope
+                client = ClusterClient(
+                    self._cfg.client, allow_auto_topic_creation=self._cfg.allow_auto_create_topics
+                )
+                async with client, anyio.create_task_group() as tg:
+                    sender = Sender(client, self._acc, self._cfg, self._txn)
+                    self._client, self._sender = client, sender
+                    done = self._sender_done = anyio.Event()
+                    await tg.start(self._run_sender, sender, done)
+                    scope.shield = True
+                    task_status.started()
+                    await self._stop.wait()
+                    # In-flight requests are cancelled; their records fail ClientClosedError.
+                    tg.cancel_scope.cancel()
+        finally:
+            self._host_done.set()
 
     @staticmethod
     async def _run_sender(
@@ -196,11 +262,16 @@ class Producer:
             done.set()
 
     async def close(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Send what is queued and stop; returns within ``timeout`` seconds (default:
-        ``delivery_timeout_ms``) plus a short shutdown grace, even if the brokers are gone.
+        """Abort an open transaction, send what is queued and stop.
+
+        Returns within ``timeout`` seconds (default: ``delivery_timeout_ms``) plus a short
+        shutdown grace, even if the brokers are gone. Runs to the end even when the calling
+        task is being cancelled (the background tasks are shielded from outer cancellation;
+        the cancellation propagates once ``close`` is done).
 
         Records not acknowledged by then fail with :class:`~kafka_async.errors.KafkaTimeoutError`
-        (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight).
+        (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight), and a warning
+        is logged on ``kafka_async.producer.producer``.
         """
         if self._state in ("closed", "closing"):
             return
@@ -211,29 +282,31 @@ class Producer:
         self._running = False
         if timeout is None:
             timeout = self._cfg.delivery_timeout_ms / 1000.0
-        sender, tg, stack = self._sender, self._tg, self._stack
+        sender, stack = self._sender, self._stack
         try:
             with anyio.CancelScope(shield=True):
+                deadline = anyio.current_time() + timeout
+                await self._abort_open_transaction(deadline)
                 if sender is not None and self._sender_done is not None:
                     self._acc.flushing += 1
                     sender.stop()
-                    with anyio.move_on_after(timeout):
+                    with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
                         await self._sender_done.wait()
                     if not self._sender_done.is_set():
-                        sender.abort_retries()
-                        failed = self._acc.fail_all_queued(
-                            KafkaTimeoutError(
-                                f"the producer closed after {timeout:.3f} s with records "
-                                "still unacknowledged"
-                            )
-                        )
-                        log.warning("close() timed out; %d queued batch(es) failed", failed)
-                if tg is not None:
-                    # In-flight requests are cancelled; their records fail ClientClosedError.
-                    tg.cancel_scope.cancel()
+                        self._fail_at_deadline(sender, timeout)
+                assert self._stop is not None
+                assert self._host_done is not None
+                self._stop.set()
+                with anyio.move_on_after(_CLOSE_GRACE):
+                    await self._host_done.wait()
+                if not self._host_done.is_set() and self._host_scope is not None:
+                    log.warning(
+                        "close(): the connections did not close within %.1f s", _CLOSE_GRACE
+                    )
+                    self._host_scope.cancel()
         finally:
             # Outside any new cancel scope (anyio requires scopes to exit in LIFO order); the
-            # task group's tasks are cancelled already, so leaving it is quick.
+            # host has finished or is cancelled, so leaving the task group is quick.
             if stack is not None:
                 await stack.aclose()
             self._state = "closed"
@@ -243,6 +316,50 @@ class Producer:
             if sender is not None:
                 # Tasks waiting for buffer space wake up and see the producer is closed.
                 sender.notify_space()
+            if self._hooks is not None:
+                call_hook(self._hooks.client_closed, "producer", self._cfg.client.client_id)
+        # An outer cancellation that arrived while closing propagates now that the work is done.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+
+    def _fail_at_deadline(self, sender: Sender, timeout: float) -> None:
+        """close() ran out of time: fail what is queued, count what is still in flight."""
+        sender.abort_retries()
+        error = KafkaTimeoutError(
+            f"the producer closed after {timeout:.3f} s with records still unacknowledged"
+        )
+        queued_records = sum(b.record_count for b in self._acc.incomplete if not b.in_flight)
+        failed = self._acc.fail_all_queued(error)
+        in_flight = [b for b in self._acc.incomplete if not b.done]
+        log.warning(
+            "close() reached its deadline (%.3f s): %d queued batch(es) (%d records) failed "
+            "with KafkaTimeoutError, %d in-flight batch(es) (%d records) fail with "
+            "ClientClosedError",
+            timeout,
+            failed,
+            queued_records,
+            len(in_flight),
+            sum(b.record_count for b in in_flight),
+        )
+
+    async def _abort_open_transaction(self, deadline: float) -> None:
+        """close() with a transaction open: abort it now rather than leave it to the
+        coordinator's transaction timeout (which would block read_committed consumers)."""
+        txn = self._txn
+        if txn is None or txn.is_fatal or not txn.in_transaction:
+            return
+        with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)) as scope:
+            try:
+                await self.abort_transaction()
+            except KafkaError as exc:
+                log.warning("close(): aborting the open transaction failed: %r", exc)
+                return
+            log.info("close(): the open transaction was aborted")
+        if scope.cancelled_caught:
+            log.warning(
+                "close(): the open transaction could not be aborted in time; the coordinator "
+                "aborts it after transaction_timeout_ms (%d)",
+                txn.transaction_timeout_ms,
+            )
 
     async def __aenter__(self) -> Producer:
         await self.start()

@@ -40,7 +40,7 @@ from ..errors import (
 )
 from ..protocol.apis import ADD_PARTITIONS_TO_TXN, INIT_PRODUCER_ID, PRODUCE
 from ..structs import TopicPartition
-from .accumulator import ProducerBatch, RecordAccumulator
+from .accumulator import ProducerBatch, RecordAccumulator, error_name
 from .config import ProducerConfig
 from .transaction import is_fatal_txn_error
 
@@ -92,6 +92,8 @@ class Sender:
         self.requests_sent = 0
         self.batches_sent = 0
         self.retries = 0
+        #: Every error a batch met (retried or final), per error name (see ``error_name``).
+        self.errors: dict[str, int] = {}
         self.epoch_bumps = 0
         #: Recoveries that took a new producer id because the broker refused an epoch bump.
         self.producer_id_resets = 0
@@ -126,6 +128,7 @@ class Sender:
             "requests_sent": self.requests_sent,
             "batches_sent": self.batches_sent,
             "retries": self.retries,
+            "errors_by_code": dict(self.errors),
             "epoch_bumps": self.epoch_bumps,
             "producer_id_resets": self.producer_id_resets,
             "producer_id": self._acc.producer_id,
@@ -483,6 +486,10 @@ class Sender:
 
     def _on_batch_error(self, batch: ProducerBatch, error: BaseException, now: float) -> None:
         acc = self._acc
+        name = error_name(error)
+        self.errors[name] = self.errors.get(name, 0) + 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("batch %r to %s failed: %r", batch, batch.tp, error)
         code = getattr(error, "code", None)
         if code in _FENCING or (
             self._txn is not None and code == E.TransactionalIdAuthorizationFailedError.code

@@ -355,7 +355,9 @@ async def test_small_buffer_waits_instead_of_failing(
 
 @pytest.mark.anyio
 async def test_unknown_topic_waits_then_times_out(kafka_broker: str) -> None:
-    async with Producer(bootstrap_servers=kafka_broker, metadata_wait_ms=500) as producer:
+    async with Producer(
+        bootstrap_servers=kafka_broker, metadata_wait_ms=500, allow_auto_create_topics=False
+    ) as producer:
         start = time.monotonic()
         with pytest.raises(KafkaTimeoutError, match="not found"):
             await producer.send("no-such-topic-ever", value=b"v")
@@ -371,7 +373,7 @@ async def test_unknown_topic_waits_for_creation(kafka_broker: str) -> None:
         await anyio.to_thread.run_sync(create_topic, kafka_broker, name, 2)
 
     async with (
-        Producer(bootstrap_servers=kafka_broker) as producer,
+        Producer(bootstrap_servers=kafka_broker, allow_auto_create_topics=False) as producer,
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(create_later)
