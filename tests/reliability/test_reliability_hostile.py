@@ -316,17 +316,12 @@ async def test_hostile_frame_length(cluster: Cluster, size: int, expected: type)
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "net/connection.py BrokerConnection._read_exactly allocates bytearray(size) for the "
-        "announced frame size before any of it arrives: a 1 KiB frame announcing 64 MiB "
-        "(under max_response_size=100 MiB) allocates 64 MiB"
-    ),
-)
 async def test_hostile_large_announced_frame_small_body(cluster: Cluster) -> None:
     """A frame that announces 64 MiB (allowed by max_response_size) but carries 1 KiB and
-    then stalls must not make the client allocate the 64 MiB up front."""
+    then stalls must not make the client allocate the 64 MiB up front.
+
+    Regression: BrokerConnection._read_exactly used to allocate bytearray(size) first.
+    """
 
     def reply(req: FakeRequest) -> Any:
         return Raw(struct.pack(">ii", 64 * 1024 * 1024, req.correlation_id) + b"\0" * 1020)
@@ -399,9 +394,68 @@ async def test_hostile_black_hole_times_out_and_other_connections_work(cluster: 
     await _still_works(cluster)
 
 
+@pytest.mark.anyio
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "net/connection.py BrokerConnection.request/_throttle: throttle_time_ms from a response "
+        "is honoured without any cap, so one response saying 2^31-1 ms holds every later write "
+        "on that connection for 24 days; requests only time out 'not sent' and the connection "
+        "is never replaced (the broker stays unreachable for this client)"
+    ),
+)
+async def test_hostile_huge_throttle_time(cluster: Cluster) -> None:
+    """A (buggy or hostile) broker answers with throttle_time_ms = 2^31-1: the client must
+    not stop talking to it for 24 days."""
+    body = cluster.hostile.metadata_body()
+    body["throttle_time_ms"] = 2**31 - 1
+    cluster.hostile.script(METADATA.key, lambda req: body, count=1)
+    with anyio.fail_after(DEADLINE):
+        await cluster.client.request(HOSTILE, METADATA, _metadata_request())
+        # The next request to that broker must be answered within its own timeout.
+        await cluster.client.request(HOSTILE, METADATA, _metadata_request())
+
+
+@pytest.mark.anyio
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "net/connection.py BrokerConnection._send: after the throttle pause (anyio.sleep with "
+        "the write lock held) it calls _flush without re-checking the connection; if the "
+        "connection failed meanwhile, _fail has emptied _outbox and _flush raises "
+        "IndexError ('batch[-1]' of an empty list) instead of KafkaConnectionError"
+    ),
+)
+async def test_hostile_connection_lost_while_throttled(cluster: Cluster) -> None:
+    """A connection that dies while a request waits out a throttle: a typed error."""
+    body = cluster.hostile.metadata_body()
+    body["throttle_time_ms"] = 1500
+    cluster.hostile.script(METADATA.key, lambda req: body, count=1)
+    with anyio.fail_after(DEADLINE):
+        await cluster.client.request(HOSTILE, METADATA, _metadata_request())
+        async with anyio.create_task_group() as tg:
+
+            async def cut() -> None:
+                await anyio.sleep(0.3)
+                cluster.hostile.close_connections()
+
+            tg.start_soon(cut)
+            with pytest.raises(KafkaConnectionError):
+                await cluster.client.request(HOSTILE, METADATA, _metadata_request())
+
+
 # --------------------------------------------------------------------------------------------
 # Random mutations
 # --------------------------------------------------------------------------------------------
+
+
+async def _drop_if_throttled(cluster: Cluster) -> None:
+    """A mutation may set throttle_time_ms to anything; the client honours it without a cap
+    (see test_hostile_huge_throttle_time), which would stall every later example. Start
+    over on a fresh connection instead, so the fuzz keeps testing decoding."""
+    conn = cluster.client.pool.connection(HOSTILE)
+    if conn is not None and conn.statistics().throttles:
+        await conn.close()
 
 
 def _examples() -> int:
@@ -446,6 +500,7 @@ async def _fuzz(cluster: Cluster, name: str, examples: int, seed: int) -> dict[s
 
         _resp, err, peak = await _hostile_exchange(cluster, api, request(), reply)
         worst = max(worst, peak)
+        await _drop_if_throttled(cluster)
         key = "decoded" if err is None else type(err).__name__
         outcomes[key] = outcomes.get(key, 0) + 1
         # Only typed errors, and no hang: anything else propagated out of the exchange.
