@@ -97,8 +97,9 @@ class ClientHooks:
         called at any time until :meth:`client_closed` (metric collection).
         """
 
-    def client_closed(self, kind: str, client_id: str) -> None:
-        """The client closed: stop reading its statistics."""
+    def client_closed(self, kind: str, client_id: str, statistics: StatisticsSource) -> None:
+        """The client closed: stop reading its statistics (``statistics`` is the callable
+        given to :meth:`client_started`, which tells clients sharing a client id apart)."""
 
     def on_produce(self, event: ProduceEvent) -> None:
         """A producer batch was acknowledged or failed (see :class:`ProduceEvent`)."""

@@ -317,7 +317,12 @@ class Producer:
                 # Tasks waiting for buffer space wake up and see the producer is closed.
                 sender.notify_space()
             if self._hooks is not None:
-                call_hook(self._hooks.client_closed, "producer", self._cfg.client.client_id)
+                call_hook(
+                    self._hooks.client_closed,
+                    "producer",
+                    self._cfg.client.client_id,
+                    self.statistics,
+                )
         # An outer cancellation that arrived while closing propagates now that the work is done.
         await anyio.lowlevel.checkpoint_if_cancelled()
 
