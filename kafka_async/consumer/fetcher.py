@@ -26,8 +26,10 @@ matches the position is dropped, never handed out.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import logging
+import operator
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -48,7 +50,7 @@ from ..errors import (
     error_for_code,
 )
 from ..protocol.apis import FETCH
-from ..records.batch import RecordBatch, decode_batches
+from ..records.batch import RecordBatch, consumer_records, decode_batches
 from ..structs import ConsumerRecord, TopicPartition
 from ._io import send
 from ._signal import Signal
@@ -107,10 +109,13 @@ class FetchedPartition:
 
 
 Deserializer = Callable[[Any], Any]
+_OFFSET = operator.itemgetter(0)
 
 
 def _convert(
     recs: list[Any],
+    lo: int,
+    hi: int,
     topic: str,
     partition: int,
     ts_type: int,
@@ -118,25 +123,17 @@ def _convert(
     kd: Deserializer | None,
     vd: Deserializer | None,
 ) -> list[ConsumerRecord[Any, Any]]:
-    """Records of one batch as ConsumerRecords (the hot path of consumption)."""
-    cls = ConsumerRecord
+    """``recs[lo:hi]`` (decoded ``Record`` tuples) as ConsumerRecords: the hot path.
+
+    Without deserializers one C call builds them (``records.consumer_records``; the records
+    are then untracked by the cyclic GC, see there). With deserializers the records are built
+    here, tracked as usual, since a deserialized key or value may be any object.
+    """
     if kd is None and vd is None:
-        return [
-            cls(
-                topic,
-                partition,
-                r.offset,
-                r.timestamp,
-                ts_type,
-                r.key,
-                r.value,
-                list(r.headers) if r.headers else [],
-                leader_epoch,
-                -1 if r.key is None else len(r.key),
-                -1 if r.value is None else len(r.value),
-            )
-            for r in recs
-        ]
+        return consumer_records(
+            recs, lo, hi, ConsumerRecord, topic, partition, ts_type, leader_epoch
+        )
+    cls = ConsumerRecord
     return [
         cls(
             topic,
@@ -146,12 +143,12 @@ def _convert(
             ts_type,
             r.key if kd is None else kd(r.key),
             r.value if vd is None else vd(r.value),
-            list(r.headers) if r.headers else [],
+            list(r.headers),
             leader_epoch,
             -1 if r.key is None else len(r.key),
             -1 if r.value is None else len(r.value),
         )
-        for r in recs
+        for r in recs[lo:hi]
     ]
 
 
@@ -166,6 +163,7 @@ class CompletedFetch:
         "_deferred",
         "_leader_epoch",
         "_pending",
+        "_pending_at",
         "_ts_type",
         "data",
         "epoch",
@@ -204,6 +202,8 @@ class CompletedFetch:
         self._batches: Iterator[RecordBatch] | None = None
         #: Decoded records of the current batch not handed out yet.
         self._pending: list[Any] = []
+        #: Index of the first record in ``_pending`` not handed out yet.
+        self._pending_at = 0
         self._batch_end = fetch_offset
         self._ts_type = 0
         self._leader_epoch: int | None = None
@@ -241,25 +241,48 @@ class CompletedFetch:
             while len(out) < limit:
                 pending = self._pending
                 if pending:
-                    room = limit - len(out)
-                    chunk = [r for r in pending[:room] if r.offset >= position]
-                    if chunk:
+                    n = len(pending)
+                    # Offsets ascend within a batch; records before the position (a seek
+                    # into the middle of a batch) are skipped.
+                    lo = self._pending_at
+                    if pending[lo][0] < position:
+                        lo = bisect.bisect_left(pending, position, lo, n, key=_OFFSET)
+                    hi = min(n, lo + limit - len(out))
+                    if lo < hi:
                         # Converted before they leave ``pending``: a deserializer that raises
                         # loses nothing, and raises again at the same record.
                         try:
                             out += _convert(
-                                chunk, topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                                pending,
+                                lo,
+                                hi,
+                                topic,
+                                partition,
+                                self._ts_type,
+                                self._leader_epoch,
+                                kd,
+                                vd,
                             )
                         except Exception:
                             # Hand out the records before the bad one; it raises next call.
-                            for r in chunk:
+                            for i in range(lo, hi):
                                 out += _convert(
-                                    [r], topic, partition, self._ts_type, self._leader_epoch, kd, vd
+                                    pending,
+                                    i,
+                                    i + 1,
+                                    topic,
+                                    partition,
+                                    self._ts_type,
+                                    self._leader_epoch,
+                                    kd,
+                                    vd,
                                 )
-                                position = r.offset + 1
-                        position = chunk[-1].offset + 1
-                    del pending[:room]
-                    if not pending:
+                                position = pending[i][0] + 1
+                        position = pending[hi - 1][0] + 1
+                    self._pending_at = hi
+                    if hi >= n:
+                        self._pending = []
+                        self._pending_at = 0
                         # Offsets inside a batch may have gaps (compaction): the batch's end is
                         # where consumption continues.
                         position = max(position, self._batch_end)
@@ -296,6 +319,7 @@ class CompletedFetch:
                     position = nxt
                 else:
                     self._pending = recs
+                    self._pending_at = 0
 
         except Exception as exc:
             if not out:

@@ -16,7 +16,7 @@ varlong 64 bits (at most 10 bytes).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import CorruptRecordError
@@ -191,6 +191,39 @@ def decode_records(
     if pos != end:
         raise _corrupt(f"record count {count} leaves {end - pos} bytes unread in the batch")
     return out
+
+
+def consumer_records(
+    records: list[Any],
+    lo: int,
+    hi: int,
+    cls: Callable[..., Any],
+    topic: str,
+    partition: int,
+    timestamp_type: int,
+    leader_epoch: int | None,
+) -> list[Any]:
+    """``records[lo:hi]`` (``Record`` tuples) as ``cls`` instances (the consumer's record
+    class: topic, partition, offset, timestamp, timestamp_type, key, value, headers as a new
+    list, leader_epoch, serialized key and value sizes)."""
+    if lo < 0 or hi < lo:
+        raise ValueError("need 0 <= lo <= hi")
+    return [
+        cls(
+            topic,
+            partition,
+            r[0],
+            r[1],
+            timestamp_type,
+            r[2],
+            r[3],
+            list(r[4]),
+            leader_epoch,
+            -1 if r[2] is None else len(r[2]),
+            -1 if r[3] is None else len(r[3]),
+        )
+        for r in records[lo:hi]
+    ]
 
 
 def _headers(buf: bytes, pos: int, rec_end: int) -> tuple[tuple[Header, ...], int]:

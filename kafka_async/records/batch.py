@@ -44,6 +44,11 @@ SPEEDUPS = _speedups is not None
 _decode_records: Callable[..., list[Any]] = (
     _speedups.decode_records if _speedups is not None else _pure.decode_records
 )
+#: ``consumer_records(records, lo, hi, cls, topic, partition, timestamp_type, leader_epoch)``:
+#: ``records[lo:hi]`` as the consumer's record objects (see ``_pure.consumer_records``).
+consumer_records: Callable[..., list[Any]] = (
+    _speedups.consumer_records if _speedups is not None else _pure.consumer_records
+)
 _RecordWriter: type[_WriterType] = (
     _speedups.RecordWriter if _speedups is not None else _pure.RecordWriter
 )
