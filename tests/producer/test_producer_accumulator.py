@@ -81,13 +81,26 @@ def test_linger_decides_readiness() -> None:
     nodes, delay, unknown = acc.ready(leader, 100.001)
     assert nodes == set()
     assert unknown == []
-    assert delay == pytest.approx(0.009, abs=1e-6)
+    # 10 ms linger, less the 1 ms timer slack, less the 1 ms gone.
+    assert delay == pytest.approx(0.008, abs=1e-6)
     assert acc.drain(1, leader, 1 << 20, 100.001) == []
     nodes, delay, _ = acc.ready(leader, 100.0105)
     assert nodes == {1}
     assert delay is None
     drained = acc.drain(1, leader, 1 << 20, 100.0105)
     assert [b.tp for b in drained] == [TP0]
+
+
+@pytest.mark.parametrize(("linger_ms", "slack"), [(5, 0.001), (1, 0.0002), (100, 0.001)])
+def test_linger_ends_within_timer_slack(linger_ms: int, slack: float) -> None:
+    """A batch that would linger for less than a late event loop timer goes now."""
+    acc = make(linger_ms=linger_ms)
+    put(acc, TP0, b"a", now=100.0)
+    due = 100.0 + linger_ms / 1000 - slack
+    assert acc.ready(leader, due - 1e-5)[0] == set()
+    assert acc.drain(1, leader, 1 << 20, due - 1e-5) == []
+    assert acc.ready(leader, due + 1e-5)[0] == {1}
+    assert [b.tp for b in acc.drain(1, leader, 1 << 20, due + 1e-5)] == [TP0]
 
 
 def test_full_batch_and_flush_are_ready_without_linger() -> None:
