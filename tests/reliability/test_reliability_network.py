@@ -199,7 +199,7 @@ async def test_reliability_slow_broker_keeps_order(proxied_broker: ProxiedBroker
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lp.settle, 1e9)
-                await lp.produce(1000, per_second=500)
+                await lp.produce(600, per_second=500)
         pb.proxy.clear()
         retries = producer.statistics().get("retries", 0)
     theirs, ours = await check_both_readers(pb.bootstrap_servers, topic, ledger)
