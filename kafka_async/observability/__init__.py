@@ -16,6 +16,17 @@ The interface is deliberately coarse, so that hooks cost nothing per record:
 * :meth:`ClientHooks.on_consume`: once per batch of records of one partition handed to the
   application by the consumer.
 
+Logging goes through :mod:`logging`, one logger per module under ``kafka_async`` (configure
+``kafka_async`` or a subtree such as ``kafka_async.producer``): ``kafka_async.producer.producer``
+(close deadlines, aborted transactions), ``kafka_async.producer.sender`` (epoch bumps, fatal
+errors; batch errors at DEBUG), ``kafka_async.consumer.consumer``,
+``kafka_async.consumer.fetcher``, ``kafka_async.consumer.group.coordinator``,
+``kafka_async.consumer.offsets``, ``kafka_async.cluster.client`` (metadata refreshes),
+``kafka_async.net.connection``, ``kafka_async.net.pool``, ``kafka_async.net.config``,
+``kafka_async.admin``, ``kafka_async.spark`` and ``kafka_async.observability`` (failing
+hooks). Passwords, tokens and the token provider never reach a log record: settings are
+logged only through ``ClientConfig.to_dict()``, which masks them.
+
 Hooks run synchronously on the client's event loop: they must be quick and must not block;
 an exception raised by a hook is logged (``kafka_async.observability``) and swallowed, so a
 broken exporter cannot break producing or consuming.

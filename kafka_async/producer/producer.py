@@ -98,7 +98,11 @@ class Producer:
     murmur2 for keys, uniform sticky without; ``"round_robin"``; ``"uniform_sticky"``; or a
     callable ``(key_bytes, all_partitions, available_partitions) -> int``);
     ``key_serializer`` / ``value_serializer`` (callables to bytes); ``metadata_wait_ms``
-    (how long a record for an unknown topic waits for it; default ``delivery_timeout_ms``).
+    (how long a record for an unknown topic waits for it; default ``delivery_timeout_ms``);
+    ``allow_auto_create_topics`` (True, like the Java producer: its metadata requests let a
+    broker with ``auto.create.topics.enable`` create a topic on first use); ``hooks`` (a
+    :class:`~kafka_async.observability.ClientHooks`, e.g. OpenTelemetry spans and metrics;
+    default off).
 
     Use as ``async with``, or call :meth:`start` and :meth:`close` from the same task.
     """

@@ -28,8 +28,9 @@ async def _end_offset(bootstrap: str, topic: str) -> int:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_outer_cancellation_flushes_queued_records(
-    kafka_broker: str, new_topic: NewTopic
+    kafka_broker: str, new_topic: NewTopic, anyio_backend: str
 ) -> None:
     """Regression: cancelling the code around ``async with Producer`` (an application
     shutting down, an outer ``move_on_after``) cancelled the sender and the connections
