@@ -53,7 +53,8 @@ Limits against a broken or hostile broker (on by default)
 * ``connect_timeout_ms`` and ``request_timeout_ms``: a silent broker cannot hang a connect
   (including the TLS and SASL handshakes) or a request.
 * A SASL exchange longer than 16 rounds is abandoned; a SCRAM iteration count above
-  1,000,000 is refused (a hostile broker could otherwise make the client burn CPU).
+  1,000,000 is refused (a hostile broker could otherwise make the client burn CPU), and one
+  below Kafka's minimum of 4096 too (it would yield a proof that is cheap to crack).
 """
 
 from __future__ import annotations

@@ -48,6 +48,8 @@ _UNSUPPORTED_SASL_MECHANISM = 33
 #: A SCRAM iteration count above this is refused: a hostile broker could otherwise make
 #: every connect burn seconds of CPU in PBKDF2.
 MAX_SCRAM_ITERATIONS = 1_000_000
+#: Kafka's minimum; fewer would let an impostor collect a proof that is cheap to crack.
+MIN_SCRAM_ITERATIONS = 4096
 
 
 class SaslMechanism(Protocol):
@@ -202,6 +204,12 @@ class ScramMechanism:
                     raise SaslAuthenticationFailedError(
                         f"{self.name}: the broker asks for {match.group(1)} iterations, "
                         f"more than the {MAX_SCRAM_ITERATIONS} this client allows"
+                    )
+                if match and int(match.group(1)) < MIN_SCRAM_ITERATIONS:
+                    # A proof made with few iterations is cheap to brute-force offline.
+                    raise SaslAuthenticationFailedError(
+                        f"{self.name}: the broker asks for only {match.group(1)} iterations "
+                        f"(Kafka requires at least {MIN_SCRAM_ITERATIONS})"
                     )
                 self._client.set_server_first(text)
                 return bytes(self._client.get_client_final().encode())

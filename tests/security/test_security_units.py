@@ -121,6 +121,14 @@ def test_scram_refuses_an_absurd_iteration_count() -> None:
         mech.step(server_first)
 
 
+def test_scram_refuses_a_weak_iteration_count() -> None:
+    mech = _scram()
+    first = mech.step(None)
+    assert first is not None
+    with pytest.raises(SaslAuthenticationFailedError, match="only 1 iterations"):
+        mech.step(f"r={_nonce(first)}srv,s=c2FsdA==,i=1".encode())
+
+
 def test_scram_refuses_a_server_nonce_not_extending_ours() -> None:
     mech = _scram("SCRAM-SHA-512")
     mech.step(None)
