@@ -51,13 +51,9 @@ async def test_outer_cancel_commits_and_leaves_group(
     closed_at: list[float] = []
     revoked: list[set[TopicPartition]] = []
 
-    class SlowListener:
-        """Flushes for a while when its partitions are revoked (e.g. at shutdown), so the
-        outer cancellation has reached every task before LeaveGroup is sent."""
-
+    class Listener:
         async def on_partitions_revoked(self, tps: set[TopicPartition]) -> None:
             revoked.append(tps)
-            await anyio.sleep(0.3)
 
         async def on_partitions_assigned(self, tps: set[TopicPartition]) -> None:
             pass
@@ -66,7 +62,7 @@ async def test_outer_cancel_commits_and_leaves_group(
         try:
             async with Consumer(
                 topic,
-                listener=SlowListener(),
+                listener=Listener(),
                 bootstrap_servers=kafka_broker,
                 group_id=group,
                 enable_auto_commit=True,
@@ -74,10 +70,17 @@ async def test_outer_cancel_commits_and_leaves_group(
                 close_timeout_ms=10_000,
                 **GROUP,
             ) as c:
-                async for record in c:
-                    got.append(record)
-                    if len(got) == 40:
-                        consumed.set()
+                try:
+                    async for record in c:
+                        got.append(record)
+                        if len(got) == 40:
+                            consumed.set()
+                finally:
+                    # The application's own shutdown work (flushing its outputs) runs
+                    # first: by the time close() runs, the outer cancellation has reached
+                    # every task it can reach.
+                    with anyio.CancelScope(shield=True):
+                        await anyio.sleep(0.5)
         finally:
             closed_at.append(time.monotonic())
 
