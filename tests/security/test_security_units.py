@@ -268,3 +268,26 @@ async def test_refreshing_token_provider_refuses_empty_tokens() -> None:
         await sasl.RefreshingTokenProvider(fetch).token()
     with pytest.raises(ConfigError, match="refresh_fraction"):
         sasl.RefreshingTokenProvider(fetch, refresh_fraction=1.5)
+
+
+# -- stunnel set-up --------------------------------------------------------------------------
+
+
+def test_ensure_stunnel_explains_why_it_cannot_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import shutil
+
+    from kafka_async.testing import tls as tls_helpers
+
+    real_which = shutil.which
+
+    def which(name: str) -> str | None:
+        return None if name.startswith("stunnel") else real_which(name)
+
+    monkeypatch.setattr(shutil, "which", which)
+    with pytest.raises(tls_helpers.StunnelUnavailableError, match="stunnel4"):
+        tls_helpers.ensure_stunnel(install=False)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    if real_which("apt-get"):
+        with pytest.raises(tls_helpers.StunnelUnavailableError, match="needs root"):
+            tls_helpers.ensure_stunnel(install=True)
