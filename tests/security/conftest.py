@@ -56,7 +56,8 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 
 @pytest.fixture
 def tls_broker_factory(stunnel_binary: str, certs: Certs) -> Iterator[TLSBrokerFactory]:
-    """``make(cert=..., key=..., client_ca=None)`` -> a started :class:`TLSBroker`."""
+    """``make(cert=..., key=..., client_ca=None, broker_args=())`` -> a started
+    :class:`TLSBroker`."""
     with ExitStack() as stack:
 
         def make(
@@ -64,6 +65,7 @@ def tls_broker_factory(stunnel_binary: str, certs: Certs) -> Iterator[TLSBrokerF
             cert: Path | None = None,
             key: Path | None = None,
             client_ca: Path | None = None,
+            broker_args: tuple[str, ...] = (),
         ) -> TLSBroker:
             proxy = stack.enter_context(
                 StunnelProxy(
@@ -73,7 +75,9 @@ def tls_broker_factory(stunnel_binary: str, certs: Certs) -> Iterator[TLSBrokerF
                 )
             )
             broker = stack.enter_context(
-                EmbeddedBroker(advertised_host="127.0.0.1", advertised_port=proxy.port)
+                EmbeddedBroker(
+                    advertised_host="127.0.0.1", advertised_port=proxy.port, extra_args=broker_args
+                )
             )
             proxy.set_target(broker.host, broker.port)
             return TLSBroker(proxy, broker)

@@ -16,7 +16,7 @@ from security_helpers import Certs, TLSBrokerFactory
 
 from kafka_async.cluster.client import ClusterClient
 from kafka_async.consumer import Consumer
-from kafka_async.errors import ConfigError, KafkaConnectionError
+from kafka_async.errors import ConfigError, KafkaConnectionError, SaslAuthenticationFailedError
 from kafka_async.net.config import ClientConfig
 from kafka_async.net.tls import TLSHandshakeError
 from kafka_async.producer import Producer
@@ -238,3 +238,24 @@ async def test_sasl_ssl_scram_over_tls(stunnel_binary: str, certs: Certs) -> Non
                 assert set(stats.addresses.values()) == {("127.0.0.1", proxy.port)}
     assert server.stats.successes == {"SCRAM-SHA-512": 1}
     assert server.stats.unauthenticated == 0
+
+
+async def test_sasl_ssl_against_tansu_refuses_an_unknown_user_over_tls(
+    tls_broker_factory: TLSBrokerFactory, certs: Certs
+) -> None:
+    """SASL_SSL against the real Tansu (--authentication) behind stunnel: the SCRAM exchange
+    runs inside TLS and the refusal arrives typed (Tansu cannot be given users, see
+    test_security_sasl_tansu.py)."""
+    pytest.importorskip("scramp")
+    tb = tls_broker_factory(broker_args=("--authentication",))
+    cfg = ClientConfig(
+        bootstrap_servers=tb.address,
+        security_protocol="SASL_SSL",
+        ssl_cafile=str(certs.ca),
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username="nobody",
+        sasl_plain_password="not-a-user",
+    )
+    with pytest.raises(SaslAuthenticationFailedError, match="unknown-user"):
+        async with ClusterClient(cfg):
+            pass
