@@ -305,6 +305,11 @@ class ClientConfig:
                 f"security_protocol is {self.security_protocol} with {self.sasl_mechanism}"
             )
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # Rebuilt from the settings on unpickling: the TLS context built from the ssl_*
+        # files cannot be pickled, the file names can (a given ssl_context still cannot).
+        return (_rebuild_config, ({name: getattr(self, name) for name in self.field_names()},))
+
     def _check_api_version(self) -> None:
         if self.api_version == "auto":
             return
@@ -380,3 +385,7 @@ class ClientConfig:
             if out.get(name) is not None:
                 out[name] = "********"
         return out
+
+
+def _rebuild_config(settings: dict[str, Any]) -> ClientConfig:
+    return ClientConfig(**settings)

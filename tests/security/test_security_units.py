@@ -291,3 +291,23 @@ def test_ensure_stunnel_explains_why_it_cannot_install(monkeypatch: pytest.Monke
     if real_which("apt-get"):
         with pytest.raises(tls_helpers.StunnelUnavailableError, match="needs root"):
             tls_helpers.ensure_stunnel(install=True)
+
+
+def test_config_with_tls_files_pickles(certs: Certs) -> None:
+    """Spark ships configs to executors: the context built from files is rebuilt there."""
+    import pickle
+
+    cfg = ClientConfig(
+        bootstrap_servers="h:9093",
+        security_protocol="SASL_SSL",
+        ssl_cafile=str(certs.ca),
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="u",
+        sasl_plain_password="p",
+    )
+    copy = pickle.loads(pickle.dumps(cfg))
+    assert copy == cfg
+    ctx = copy.tls_context()
+    assert ctx is not None
+    assert ctx is not cfg.tls_context()
+    assert ctx.verify_mode == ssl.CERT_REQUIRED
