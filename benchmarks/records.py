@@ -4,7 +4,10 @@ Batches of 1,000 records with 10-byte keys and 100-byte values, uncompressed and
 codec. Encode = append every record + build (compress, CRC). Decode = read the batch header,
 check its CRC, decompress and materialise every record as a Python object (aiokafka:
 ``DefaultRecordBatch`` + ``validate_crc()`` + iteration, as its consumer does with
-``check_crcs=True``). Every figure is the best of several rounds, in nanoseconds per record.
+``check_crcs=True``). The "consume" row (uncompressed) goes on to what the application gets:
+our ``ConsumerRecord`` objects (``records.consumer_records``, built in C, or its pure twin),
+aiokafka's ``ConsumerRecord`` built from each record as its fetcher does. Every figure is the
+best of several rounds, in nanoseconds per record.
 
 Run alone: ``python -m benchmarks.records`` (``--profile`` adds cProfile listings of the
 hot paths; ``--quick`` uses fewer rounds).
@@ -100,6 +103,55 @@ def _our_decode(decoder: Any, data: bytes) -> Callable[[], object]:
     return run
 
 
+def _our_consume(decoder: Any, builder: Any, data: bytes) -> Callable[[], object]:
+    from kafka_async.structs import ConsumerRecord
+
+    def run() -> object:
+        saved = batch_mod._decode_records
+        batch_mod._decode_records = decoder
+        try:
+            out = []
+            for b in decode_batches(data):
+                recs = b.records()
+                out += builder(recs, 0, len(recs), ConsumerRecord, "topic", 0, 0, None)
+            return out
+        finally:
+            batch_mod._decode_records = saved
+
+    return run
+
+
+def _aio_consume(data: bytes) -> Callable[[], object]:
+    assert _aio is not None
+    from aiokafka.structs import ConsumerRecord as AioRecord
+
+    batch_cls = _aio.DefaultRecordBatch
+
+    def run() -> object:
+        batch = batch_cls(data)
+        if not batch.validate_crc():
+            raise AssertionError("aiokafka rejected the batch CRC")
+        ts_type = batch.timestamp_type
+        return [
+            AioRecord(
+                "topic",
+                0,
+                r.offset,
+                r.timestamp,
+                ts_type,
+                r.key,
+                r.value,
+                r.checksum,
+                -1 if r.key is None else len(r.key),
+                -1 if r.value is None else len(r.value),
+                tuple(r.headers),
+            )
+            for r in batch
+        ]
+
+    return run
+
+
 def _aio_encode(codec: str, rows: list[tuple[int, bytes, bytes]]) -> Callable[[], object]:
     assert _aio is not None
     builder_cls = _aio.DefaultRecordBatchBuilder
@@ -164,6 +216,22 @@ def run_table(rounds: int = 7) -> list[dict[str, Any]]:
             dec["aiokafka"] = _best_ns_per_record(_aio_decode(data), rounds, inner)
         results.append({"codec": codec, "op": "encode", **enc})
         results.append({"codec": codec, "op": "decode", **dec})
+        if codec == "none":
+            con: dict[str, float | None] = {"c": None, "pure": None, "aiokafka": None}
+            if _speedups is not None:
+                con["c"] = _best_ns_per_record(
+                    _our_consume(_speedups.decode_records, _speedups.consumer_records, data),
+                    rounds,
+                    inner,
+                )
+            con["pure"] = _best_ns_per_record(
+                _our_consume(_pure.decode_records, _pure.consumer_records, data),
+                max(2, rounds // 3),
+                max(1, inner // 4),
+            )
+            if _aio is not None:
+                con["aiokafka"] = _best_ns_per_record(_aio_consume(data), rounds, inner)
+            results.append({"codec": codec, "op": "consume", **con})
     return results
 
 
