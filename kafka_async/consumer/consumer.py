@@ -16,6 +16,13 @@ Positions and commits: a record counts as consumed once it is returned to the ca
 ``async for`` takes records from ``getmany`` in chunks, and a chunk's records that were not
 yet yielded are not committed (manual or auto commit, or on revocation): commits use the
 offset of the first record still waiting in the chunk.
+
+Shutdown: the background tasks (and the cluster client's connection readers) run in
+``cluster.tasks.BackgroundTasks``, shielded from the scopes around ``async with``. When such
+a scope is cancelled (an application's shutdown, an outer ``move_on_after``), they keep
+running until ``close()`` has made its final auto commit, committed on revocation and sent
+LeaveGroup (all within ``close_timeout_ms``); then they are cancelled and the outer
+cancellation goes on from ``close()``.
 """
 
 from __future__ import annotations
