@@ -27,7 +27,9 @@ TLS applies to every connection, bootstrap servers included.
   ``sasl_plain_username`` / ``sasl_plain_password``; SCRAM needs the ``scramp`` package,
   the ``kafka-async[scram]`` extra) or OAUTHBEARER (with ``sasl_oauth_token_provider``, an
   object with ``async token() -> str`` and optionally ``extensions() -> dict``, asked for a
-  token at every authentication, so it decides when to refresh). SCRAM checks the broker's
+  token at every authentication, so it decides when to refresh;
+  :class:`~kafka_async.net.sasl.RefreshingTokenProvider` caches a token and fetches a new one
+  at 80% of its lifetime). SCRAM checks the broker's
   signature: a broker that does not know the password is refused with
   ``SaslAuthenticationFailedError``. Wrong credentials raise
   ``SaslAuthenticationFailedError`` to the caller at once; the pool does not retry them in
@@ -50,8 +52,9 @@ Limits against a broken or hostile broker (on by default)
   exhausting memory: a decompression bomb costs at most about that much.
 * ``fetch_max_bytes`` / ``max_partition_fetch_bytes`` (consumer) bound what one Fetch asks
   for; the response-size limit above still applies if a broker sends more.
-* ``connect_timeout_ms`` and ``request_timeout_ms``: a silent broker cannot hang a connect
-  (including the TLS and SASL handshakes) or a request.
+* ``connect_timeout_ms`` bounds the TCP connect and TLS handshake, ``request_timeout_ms``
+  every request including ApiVersions and the SASL exchange: a silent broker cannot hang a
+  connect or a request.
 * A SASL exchange longer than 16 rounds is abandoned; a SCRAM iteration count above
   1,000,000 is refused (a hostile broker could otherwise make the client burn CPU), and one
   below Kafka's minimum of 4096 too (it would yield a proof that is cheap to crack).
