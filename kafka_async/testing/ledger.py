@@ -209,6 +209,34 @@ class Ledger:
             out[entry.state] += 1
         return out
 
+    def acked_offset(self, partition: int, seq: int) -> int:
+        """The offset the acknowledgement gave (-1 when unknown or not acknowledged)."""
+        entry = self._entry(partition, seq)
+        return entry.offset if entry.state == "acked" else -1
+
+    def lost_offsets_reused(self, observed: Iterable[Observed]) -> tuple[int, int]:
+        """For records that are lost: how many had an acknowledged offset at all, and at how
+        many of those offsets the log now holds a *different* record.
+
+        A reused offset proves the broker lost data it had acknowledged (a client cannot pick
+        offsets): the evidence that a loss is the broker's.
+        """
+        at: dict[tuple[int, int], RecordTag | None] = {}
+        present: set[tuple[int, int]] = set()
+        for obs in observed:
+            tag = parse_value(obs.value)
+            at[(obs.partition, obs.offset)] = tag
+            if tag is not None and tag.run_id == self.run_id:
+                present.add((tag.partition, tag.seq))
+        with_offset = reused = 0
+        for (p, seq), entry in self._entries.items():
+            if entry.state != "acked" or (p, seq) in present or entry.offset < 0:
+                continue
+            with_offset += 1
+            if (p, entry.offset) in at:
+                reused += 1
+        return with_offset, reused
+
     def acked_count(self) -> int:
         """Records acknowledged so far."""
         return sum(1 for e in self._entries.values() if e.state == "acked")

@@ -246,14 +246,15 @@ class LibrdkafkaLedgerProducer:
 # --------------------------------------------------------------------------------------------
 
 
-async def check_both_readers(
+async def read_and_check(
     bootstrap: str,
     topic: str,
     ledger: Ledger,
     *,
     timeout: float = 60.0,  # noqa: ASYNC109 - passed on to the readers
-) -> tuple[LedgerReport, LedgerReport]:
-    """Check the ledger against librdkafka's read-back, then against our Consumer's."""
+) -> tuple[LedgerReport, LedgerReport, list[Observed]]:
+    """Check the ledger against librdkafka's read-back, then against our Consumer's; also
+    return librdkafka's observations."""
     expect = ledger.expected_present()
     observed: list[Observed] = await anyio.to_thread.run_sync(
         lambda: read_back_confluent(
@@ -265,4 +266,16 @@ async def check_both_readers(
         bootstrap, topic, ledger.partitions, expect=expect, timeout=timeout
     )
     ours = ledger.check(ours_observed)
+    return theirs, ours, observed
+
+
+async def check_both_readers(
+    bootstrap: str,
+    topic: str,
+    ledger: Ledger,
+    *,
+    timeout: float = 60.0,  # noqa: ASYNC109 - passed on to the readers
+) -> tuple[LedgerReport, LedgerReport]:
+    """Check the ledger against librdkafka's read-back, then against our Consumer's."""
+    theirs, ours, _ = await read_and_check(bootstrap, topic, ledger, timeout=timeout)
     return theirs, ours

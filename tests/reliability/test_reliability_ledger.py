@@ -177,3 +177,19 @@ def test_counts_match_injected_damage(n: int, drops: set[int], dups: set[int]) -
     assert report.reordered == 0
     assert report.phantom == 0
     assert report.ok == (not drops and not dups)
+
+
+def test_lost_offsets_reused() -> None:
+    ledger = Ledger(1, run_id="r")
+    s0, v0 = ledger.next_record(0)
+    s1, _v1 = ledger.next_record(0)
+    s2, v2 = ledger.next_record(0)
+    s3, _v3 = ledger.next_record(0)
+    for s, off in ((s0, 0), (s1, 1), (s2, 2), (s3, -1)):
+        ledger.acked(0, s, off)
+    # seq 1 lost and its offset 1 now holds seq 2; seq 3 lost without a known offset.
+    log = [Observed(0, 0, v0), Observed(0, 1, v2)]
+    assert ledger.lost_offsets_reused(log) == (1, 1)
+    assert ledger.acked_offset(0, s2) == 2
+    # Nothing at the lost record's offset: not reused.
+    assert ledger.lost_offsets_reused([Observed(0, 0, v0), Observed(0, 2, v2)]) == (1, 0)
