@@ -136,7 +136,7 @@ async def run_kill_scenario(broker: EmbeddedBroker, kills: int, label: str) -> N
     replays: list[str] = []
     # The gap strikes at random (a batch in flight at the kill), so one clean librdkafka
     # replay proves little: replay up to `attempts` times and look for the same damage.
-    attempts = 2 if kills < 5 else 1
+    attempts = 3 if kills < 5 else 1
     while (theirs.lost or theirs.duplicated) and not gap_evidence and len(replays) < attempts:
         rdk_ledger, rdk = await _librdkafka(broker, kills)
         replays.append(f"lost={rdk.lost} duplicated={rdk.duplicated} of {rdk.acked} acked")
