@@ -125,7 +125,7 @@ class Consumer(Generic[K, V]):
                 self._offsets,
                 self._changed,
                 on_revoke=self._on_revoke,
-                committable=self._committable,
+                committable=self._uncommitted,
             )
         self._stack: AsyncExitStack | None = None
         self._tg: BackgroundTasks | None = None
@@ -367,6 +367,7 @@ class Consumer(Generic[K, V]):
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Consume ``partition`` from ``offset`` on (the next getmany/iteration)."""
         self._subs.seek(partition, offset)
+        self._last_committed.pop(partition, None)
         self._fetcher.discard({partition})
         self._drop_iter({partition})
         self._changed.notify()
@@ -385,6 +386,7 @@ class Consumer(Generic[K, V]):
         """Move to the earliest offset (of ``partitions``, or every assigned one)."""
         for tp in self._tps(partitions):
             self._subs.request_reset(tp, EARLIEST)
+            self._last_committed.pop(tp, None)
             self._fetcher.discard({tp})
             self._drop_iter({tp})
         self._changed.notify()
@@ -393,6 +395,7 @@ class Consumer(Generic[K, V]):
         """Move to the end (only records produced from now on are read)."""
         for tp in self._tps(partitions):
             self._subs.request_reset(tp, LATEST)
+            self._last_committed.pop(tp, None)
             self._fetcher.discard({tp})
             self._drop_iter({tp})
         self._changed.notify()
@@ -410,6 +413,12 @@ class Consumer(Generic[K, V]):
                     if tp in offsets:
                         offsets[tp] = OffsetAndMetadata(r.offset, "", offsets[tp].leader_epoch)
         return offsets
+
+    def _uncommitted(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Like ``_committable``, without partitions whose offset is already committed (the
+        commit on revocation skips them)."""
+        last = self._last_committed
+        return {tp: om for tp, om in self._committable().items() if last.get(tp) != om.offset}
 
     async def position(
         self,
@@ -739,7 +748,16 @@ class Consumer(Generic[K, V]):
             got = await self._offsets.fetch_committed(need)
             missing = []
             for tp in need:
-                if not subs.set_committed_or_reset(tp, got.get(tp)):
+                st = subs.assignment.get(tp)
+                om = got.get(tp)
+                if st is not None and st.awaiting_committed:
+                    # What the group has committed is known: a commit of the same offset
+                    # (nothing consumed since) can be skipped.
+                    if om is not None and om.offset >= 0:
+                        self._last_committed[tp] = om.offset
+                    else:
+                        self._last_committed.pop(tp, None)
+                if not subs.set_committed_or_reset(tp, om):
                     missing.append(tp)
             progressed = True
             if missing:

@@ -177,3 +177,37 @@ async def test_group_metadata_for_transactions(
     without_group = Consumer(bootstrap_servers=kafka_broker)
     with pytest.raises(ConfigError):
         without_group.group_metadata()
+
+
+async def test_close_commits_only_what_changed(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    """close() (final commit, then the commit on revocation) writes nothing that is already
+    committed: one OffsetCommit after consuming, none after consuming nothing."""
+    topic = new_topic(1)
+    produce(kafka_broker, topic, 10)
+    group = f"g-{topic}"
+    tp = TopicPartition(topic, 0)
+    cfg: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": group,
+        "auto_commit_interval_ms": 600_000,
+        **GROUP,
+    }
+    c: Consumer[bytes, bytes] = Consumer(topic, **cfg)
+    async with c:
+        await c.wait_for_assignment(30)
+        n = 0
+        with anyio.fail_after(30):
+            while n < 10:
+                n += sum(map(len, (await c.getmany(timeout_ms=500)).values()))
+    assert c.statistics()["commits"] == 1
+    # The same group again: its position comes from the committed offset; nothing consumed.
+    c = Consumer(topic, **cfg)
+    async with c:
+        await c.wait_for_assignment(30)
+        assert await c.position(tp) == 10
+        assert c.statistics()["partitions"][f"{topic}-0"]["committed"] == 10
+    assert c.statistics()["commits"] == 0
+    async with Consumer(bootstrap_servers=kafka_broker, group_id=group) as check:
+        assert await check.committed(tp) == 10
