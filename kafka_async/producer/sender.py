@@ -35,6 +35,7 @@ from ..errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    ProtocolDecodeError,
     UnsupportedFieldError,
     error_for_code,
 )
@@ -421,6 +422,16 @@ class Sender:
                 response = await self._client.request(
                     node, PRODUCE, body, expect_response=self._acks != 0
                 )
+            except ProtocolDecodeError as exc:
+                # The broker may well have written the batches: their fate is unknown, as
+                # with a lost response. Retrying (under the same sequence numbers when
+                # idempotent, so the broker deduplicates) is right; failing would report
+                # records as failed that are in the log.
+                failure = KafkaConnectionError(
+                    f"the Produce response from node {node} could not be decoded ({exc}); "
+                    "the outcome of its batches is unknown"
+                )
+                failure.__cause__ = exc
             except KafkaError as exc:
                 failure = exc
             # Answers of one broker are handled in the order the requests were sent.
