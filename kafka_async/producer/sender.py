@@ -519,13 +519,16 @@ class Sender:
                 acc.reenqueue(batch, now)
                 return
             if self._txn is None:
+                # The broker lost our state (UNKNOWN_PRODUCER_ID: retention) or sees a gap
+                # before the batch it expected next (OUT_OF_ORDER_SEQUENCE: e.g. its state
+                # went back after a leader change). Every batch before this one is
+                # acknowledged, and one the broker had written would have come back as a
+                # duplicate, so resending it under a bumped epoch is safe; the Java client
+                # retries both cases the same way.
                 self._bump_needed = True
-                if code == _UNKNOWN_PRODUCER_ID:
-                    # The broker lost our state (retention); nothing before this batch is
-                    # unacknowledged, so resending it under a new epoch is safe.
-                    self.retries += 1
-                    acc.reenqueue(batch, now)
-                    return
+                self.retries += 1
+                acc.reenqueue(batch, now)
+                return
             acc.fail(batch, error)
             if self._txn is not None:
                 self._txn.abortable_error(error)
