@@ -714,7 +714,19 @@ class Producer:
         return set(all_ids)
 
     def statistics(self) -> dict[str, Any]:
-        """A snapshot for debugging: buffer, batches, requests, producer id, transaction."""
+        """A snapshot of the producer's state and counters (a new dict each call).
+
+        ``state``; buffer: ``buffer_used`` / ``buffer_memory`` (bytes), ``buffered_records``,
+        ``queued_batches``, ``in_flight_batches``, ``incomplete_batches``, ``flushing``,
+        ``partitions``; outcomes: ``records_acked``, ``records_failed``,
+        ``records_failed_by_error`` (error name -> records); requests:
+        ``in_flight_requests`` (broker id -> Produce requests awaiting an answer),
+        ``requests_sent``, ``batches_sent``, ``retries``, ``errors_by_code`` (error name ->
+        batches that met it, retried or not; Kafka's name for broker error codes such as
+        ``NOT_LEADER_OR_FOLLOWER``, the class name for client-side errors);
+        idempotence: ``producer_id``, ``producer_epoch``, ``epoch_bumps``,
+        ``producer_id_resets``, ``fatal_error``; ``transaction`` when transactional.
+        """
         stats: dict[str, Any] = {"state": self._state}
         stats.update(self._acc.statistics())
         if self._sender is not None:

@@ -309,6 +309,7 @@ async def test_broker_errors_retriable_and_not(proxied_broker: Any) -> None:
             with pytest.raises(InvalidRecordError):
                 await producer.send(topic, value=b"rejected")
             after = await producer.send(topic, value=b"after")
+            stats = producer.statistics()
         msgs = await anyio.to_thread.run_sync(
             consume_confluent, broker.bootstrap_servers, topic, 1, 3
         )
@@ -321,6 +322,12 @@ async def test_broker_errors_retriable_and_not(proxied_broker: Any) -> None:
     # (Tansu sends -1; the Java client reports -1 for DUPLICATE_SEQUENCE_NUMBER too).
     assert retried.offset in (0, -1)
     assert after.offset == 2
+    # statistics(): every error a batch met, and what the records finally became.
+    assert stats["errors_by_code"] == {"NOT_LEADER_OR_FOLLOWER": 2, "INVALID_RECORD": 1}
+    assert stats["records_failed_by_error"] == {"INVALID_RECORD": 1}
+    assert (stats["records_acked"], stats["records_failed"]) == (2, 1)
+    assert stats["buffered_records"] == 0
+    assert all(n == 0 for n in stats["in_flight_requests"].values())
 
 
 @pytest.mark.anyio
