@@ -4,6 +4,7 @@ topic auto-creation through the producer's metadata requests."""
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -162,3 +163,22 @@ async def test_allow_auto_create_topics_false_does_not_create(kafka_broker: str)
         # Still unknown: the metadata requests above did not create it.
         with pytest.raises(KafkaTimeoutError):
             await producer.partitions_for(name)
+
+
+@pytest.mark.anyio
+async def test_start_can_be_cancelled_while_bootstrapping() -> None:
+    """Shielding starts only once the producer runs: a caller giving up on start() (no
+    broker there) is not held for the bootstrap deadline."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    producer = Producer(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=30_000)
+    start = time.monotonic()
+    with anyio.move_on_after(0.5) as scope:
+        await producer.start()
+    assert scope.cancelled_caught
+    assert time.monotonic() - start < 3
+    assert producer.statistics()["state"] == "closed"
+    await producer.close()  # a no-op now
+    with pytest.raises(ClientClosedError):
+        await producer.send("t", value=b"v")
