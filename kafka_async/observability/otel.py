@@ -12,8 +12,9 @@ Importing this module imports ``opentelemetry``; nothing else in kafka_async doe
 that never asks for OpenTelemetry never pays for it.
 
 Traces. One span per producer *batch* (the records of one partition settled by one
-Produce request), not per record: a span per record would cost more than producing the record
-(about 2 us per record on the hot path against well under 1 us for the rest). The span is
+Produce request), not per record: with the OpenTelemetry SDK a span costs about 25 us to
+create and end (measured on the development machine), ten times what ``enqueue`` costs per
+record (about 2 us); per batch it is a fraction of a microsecond per record. The span is
 named ``send {topic}``, has kind PRODUCER, starts when the batch's first record was queued,
 ends when the broker acknowledged it (or it failed) and carries the messaging semantic
 conventions: ``messaging.system=kafka``, ``messaging.operation.type``/``.name=send``,
