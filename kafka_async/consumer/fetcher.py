@@ -50,7 +50,7 @@ from ..errors import (
     error_for_code,
 )
 from ..protocol.apis import FETCH
-from ..records.batch import RecordBatch, consumer_records, decode_batches
+from ..records.batch import RecordBatch, consumer_records_for, decode_batches
 from ..structs import ConsumerRecord, TopicPartition
 from ._io import send
 from ._signal import Signal
@@ -110,6 +110,8 @@ class FetchedPartition:
 
 Deserializer = Callable[[Any], Any]
 _OFFSET = operator.itemgetter(0)
+#: Builds ConsumerRecords from decoded records (in C when the accelerator is built).
+_consumer_records = consumer_records_for(ConsumerRecord)
 
 
 def _convert(
@@ -130,7 +132,7 @@ def _convert(
     here, tracked as usual, since a deserialized key or value may be any object.
     """
     if kd is None and vd is None:
-        return consumer_records(
+        return _consumer_records(
             recs, lo, hi, ConsumerRecord, topic, partition, ts_type, leader_epoch
         )
     cls = ConsumerRecord

@@ -49,6 +49,21 @@ _decode_records: Callable[..., list[Any]] = (
 consumer_records: Callable[..., list[Any]] = (
     _speedups.consumer_records if _speedups is not None else _pure.consumer_records
 )
+
+
+def consumer_records_for(cls: type) -> Callable[..., list[Any]]:
+    """The ``consumer_records`` that can build ``cls``: the C builder needs a slotted class
+    with exactly the consumer record's fields; any other class gets the pure twin, which
+    calls the constructor."""
+    if _speedups is not None:
+        try:
+            _speedups.consumer_records([], 0, 0, cls, "", 0, 0, None)
+        except TypeError:
+            return _pure.consumer_records
+        return _speedups.consumer_records  # type: ignore[no-any-return]
+    return _pure.consumer_records
+
+
 _RecordWriter: type[_WriterType] = (
     _speedups.RecordWriter if _speedups is not None else _pure.RecordWriter
 )

@@ -274,3 +274,32 @@ def test_consumer_records_are_plain_mutable_records() -> None:
 
     with pytest.raises(TypeError):
         _speedups.consumer_records(recs, 0, 1, Unslotted, "t", 0, 0, None)
+
+
+def test_consumer_records_for_falls_back_to_pure_for_other_classes() -> None:
+    from dataclasses import dataclass
+
+    from kafka_async.records.batch import consumer_records_for
+    from kafka_async.structs import ConsumerRecord
+
+    assert _speedups is not None
+    assert consumer_records_for(ConsumerRecord) is _speedups.consumer_records
+
+    @dataclass
+    class Plain:  # no slots: the C builder cannot fill it
+        topic: str
+        partition: int
+        offset: int
+        timestamp: int
+        timestamp_type: int
+        key: Any
+        value: Any
+        headers: list[Any]
+        leader_epoch: Any
+        serialized_key_size: int
+        serialized_value_size: int
+
+    build = consumer_records_for(Plain)
+    assert build is _pure.consumer_records
+    (rec,) = build([Record(1, 2, b"k", None, ())], 0, 1, Plain, "t", 0, 0, None)
+    assert rec == Plain("t", 0, 1, 2, 0, b"k", None, [], None, 1, -1)
