@@ -57,7 +57,6 @@ from kafka_async import (
     Producer,
     TopicPartition,
 )
-from kafka_async.producer import GroupMetadata
 
 #: A transform maps an input record to the output (key, value, headers).
 Output = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
@@ -81,18 +80,6 @@ class PipelineStats:
     committed: dict[TopicPartition, int] = field(default_factory=dict)
 
 
-def group_metadata(consumer: Consumer[bytes, bytes]) -> GroupMetadata:
-    """The consumer's current KIP-447 group metadata.
-
-    Read from ``Consumer.statistics()``: the generation and member id change with every
-    rebalance, so this is taken per transaction, never cached.
-    """
-    group = consumer.statistics()["group"]
-    return GroupMetadata(
-        group["group_id"], group["generation_id"], group["member_id"], group["group_instance_id"]
-    )
-
-
 async def process_batch(
     producer: Producer,
     consumer: Consumer[bytes, bytes],
@@ -114,7 +101,7 @@ async def process_batch(
                     # enqueue waits only for buffer space; the commit at the end of the
                     # ``async with`` flushes and fails if any record of the batch failed.
                     await producer.enqueue(output_topic, value=value, key=key, headers=headers)
-            await producer.send_offsets_to_transaction(offsets, group_metadata(consumer))
+            await producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
     except BaseException:
         for tp, records in batch.items():
             if tp in consumer.assignment():

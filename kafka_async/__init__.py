@@ -26,7 +26,7 @@ from .structs import (
 
 if TYPE_CHECKING:
     from .admin import AdminClient, NewTopic
-    from .consumer import Consumer
+    from .consumer import Consumer, ConsumerGroupMetadata
     from .producer import Producer
 
 __version__ = "0.1.0"
@@ -34,6 +34,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Producer": "kafka_async.producer",
     "Consumer": "kafka_async.consumer",
+    "ConsumerGroupMetadata": "kafka_async.consumer",
     "AdminClient": "kafka_async.admin",
     "NewTopic": "kafka_async.admin",
 }
@@ -41,6 +42,7 @@ _LAZY = {
 __all__ = [
     "AdminClient",
     "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "KafkaError",
     "NewTopic",

@@ -109,7 +109,11 @@ def test_fastapi_app_kafka_error_is_a_503_within_the_delivery_timeout(kafka_brok
         kafka_broker,
         missing,
         f"ex-fastapi-{uuid.uuid4().hex[:8]}",
-        producer_config={"request_timeout_ms": 1_000, "delivery_timeout_ms": 2_000},
+        producer_config={
+            "request_timeout_ms": 1_000,
+            "delivery_timeout_ms": 2_000,
+            "allow_auto_create_topics": False,
+        },
     )
     with TestClient(app) as client:
         started = time.monotonic()
