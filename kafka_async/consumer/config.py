@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..net.config import ClientConfig
+from ..observability import ClientHooks
 from .group.assignors import Assignor, resolve_assignors
 from .positions import RESET_STRATEGIES
 
@@ -54,6 +55,8 @@ class ConsumerConfig:
     max_decompressed_size: int = 64 * 1024 * 1024
     #: How long close() may take (commit, LeaveGroup) before it gives up.
     close_timeout_ms: int = 5_000
+    #: Observability hooks (tracing, metrics); None: off.
+    hooks: ClientHooks | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> ConsumerConfig:
@@ -125,6 +128,11 @@ class ConsumerConfig:
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name}: expected True or False, got {getattr(self, name)!r}")
+        if self.hooks is not None and not isinstance(self.hooks, ClientHooks):
+            raise ConfigError(
+                "hooks: expected a kafka_async.observability.ClientHooks instance, "
+                f"got {type(self.hooks).__name__}"
+            )
         if not self.partition_assignment_strategy:
             raise ConfigError("partition_assignment_strategy: at least one assignor is required")
 

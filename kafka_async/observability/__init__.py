@@ -13,8 +13,9 @@ The interface is deliberately coarse, so that hooks cost nothing per record:
 * :meth:`ClientHooks.on_produce`: once per settled producer batch (all records of one
   partition sent in one request, acknowledged or failed), with the batch's timing, so a
   tracer can record one span per batch with explicit start and end times.
-* :meth:`ClientHooks.on_consume`: once per batch of records of one partition handed to the
-  application by the consumer.
+* :meth:`ClientHooks.on_consume`: once per partition each time the consumer's ``getmany``
+  hands records out; ``getone`` and ``async for`` take records through ``getmany`` a chunk
+  at a time, so they too report per chunk, never per record.
 
 Logging goes through :mod:`logging`, one logger per module under ``kafka_async`` (configure
 ``kafka_async`` or a subtree such as ``kafka_async.producer``): ``kafka_async.producer.producer``
@@ -79,8 +80,11 @@ class ConsumeEvent:
     """Records of one partition handed to the application in one ``getmany``/iteration step.
 
     ``first_offset``/``last_offset`` bound the offsets handed out; ``group_id`` is None for a
-    consumer without a group. Times as in :class:`ProduceEvent` (``start_ns``: when the
-    records were fetched, ``end_ns``: when they were handed out).
+    consumer without a group. Times as in :class:`ProduceEvent`: ``start_ns`` is when the
+    ``getmany`` call that returned them began (so it includes waiting for data),
+    ``end_ns`` when it returned. For ``async for``/``getone`` that is when the iterator
+    took its chunk from the fetch buffer, not when each record was yielded; records of a
+    chunk that a revocation put back unyielded are reported again when read again.
     """
 
     client_id: str

@@ -17,12 +17,21 @@ create and end (measured on the development machine), ten times what ``enqueue``
 record (about 2 us); per batch it is a fraction of a microsecond per record. The span is
 named ``send {topic}``, has kind PRODUCER, starts when the batch's first record was queued,
 ends when the broker acknowledged it (or it failed) and carries the messaging semantic
-conventions: ``messaging.system=kafka``, ``messaging.operation.type``/``.name=send``,
+conventions: ``messaging.system=kafka``, ``messaging.operation.type``/``.name=send`` (and
+the older ``messaging.operation=publish``),
 ``messaging.destination.name``, ``messaging.destination.partition.id`` (and the older
 ``messaging.kafka.destination.partition``), ``messaging.batch.message_count``,
 ``messaging.kafka.message.offset`` (the batch's first offset), ``messaging.client.id``,
-``error.type`` and an ERROR status on failure. The consumer reports ``receive {topic}``
-spans (kind CONSUMER) the same way, once per partition's records handed out.
+``error.type`` and an ERROR status on failure.
+
+The consumer reports ``receive {topic}`` spans (kind CONSUMER) the same way: one per
+partition each time ``getmany`` hands out records (``async for``/``getone``: per chunk of
+up to 500 records taken from the fetch buffer, not per record), from when the poll began
+to when it returned, with ``messaging.operation.type=receive`` (``messaging.operation``),
+``messaging.operation.name=poll``, ``messaging.consumer.group.name`` (and the older
+``messaging.kafka.consumer.group``) when the consumer is in a group,
+``messaging.batch.message_count``, ``messaging.kafka.message.offset`` (the first offset)
+and ``kafka_async.last_offset``.
 Batch spans belong to no request's trace (they are roots): a batch mixes records of many
 callers.
 
@@ -343,6 +352,7 @@ class OpenTelemetryHooks(ClientHooks):
             "messaging.system": "kafka",
             "messaging.operation.type": "send",
             "messaging.operation.name": "send",
+            "messaging.operation": "publish",
             "messaging.destination.name": event.topic,
             "messaging.destination.partition.id": str(event.partition),
             "messaging.kafka.destination.partition": event.partition,
@@ -374,6 +384,7 @@ class OpenTelemetryHooks(ClientHooks):
             "messaging.system": "kafka",
             "messaging.operation.type": "receive",
             "messaging.operation.name": "poll",
+            "messaging.operation": "receive",
             "messaging.destination.name": event.topic,
             "messaging.destination.partition.id": str(event.partition),
             "messaging.kafka.destination.partition": event.partition,
