@@ -138,6 +138,11 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
                 tg.start_soon(storm)
                 tg.start_soon(lp.settle, 1e9)
                 await lp.produce(int(rate * (seconds + 3.5)), per_second=rate)
+        producer_stats = {
+            k: v
+            for k, v in producer.statistics().items()
+            if k in ("retries", "epoch_bumps", "producer_id_resets", "producer_epoch")
+        }
     growth = rss_mb() - rss_warm
     resets = pb.proxy.stats.connections_reset
     # Our side closed everything; the proxy (same process) drops its twins right after.
@@ -156,7 +161,12 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
         max_recovery_s=lp.stats.max_settle,
         memory_growth_mb=growth,
         ok=ok,
-        evidence="" if ok else f"{theirs.summary()} sockets {sockets_before}->{sockets_after}",
+        evidence=""
+        if ok
+        else (
+            f"{theirs.summary()} sockets {sockets_before}->{sockets_after}; "
+            f"errors {lp.stats.errors}; producer {producer_stats}"
+        ),
     )
     assert resets >= seconds / 2, f"only {resets} resets"
     assert lp.stats.unresolved == 0
