@@ -26,6 +26,7 @@ decoder raises :class:`~kafka_async.errors.ProtocolDecodeError` and nothing else
 
 from __future__ import annotations
 
+import abc
 import keyword
 import uuid as _uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -97,20 +98,23 @@ Decoder = Callable[[Reader], Any]
 Encoder = Callable[[bytearray, Any], None]
 
 
-class Type:
+class Type(abc.ABC):
     """A field type. Subclasses give the classic and flexible (compact) codecs."""
 
     name: str = "?"
     nullable_ok = False  # whether the type can be null at all on the wire
 
+    @abc.abstractmethod
     def zero(self) -> Any:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """The value a field of this type holds when not set."""
 
+    @abc.abstractmethod
     def encoder(self, flexible: bool, nullable: bool, version: int) -> Encoder:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """The writer for this type in the given encoding."""
 
+    @abc.abstractmethod
     def decoder(self, flexible: bool, nullable: bool, version: int) -> Decoder:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """The reader for this type in the given encoding."""
 
 
 class Primitive(Type):
