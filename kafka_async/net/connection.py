@@ -226,6 +226,8 @@ class BrokerConnection:
         self._scope: anyio.CancelScope | None = None
         self._own_tg: anyio.abc.TaskGroup | None = None
         self._finished = anyio.Event()
+        # Set by _fail, at once (``_finished`` waits for the socket): wakes a throttle wait.
+        self._dead = anyio.Event()
         self._close_reason: str | None = None
         self._client_id = config.client_id
         self._max_response = config.max_response_size
@@ -440,6 +442,7 @@ class BrokerConnection:
         log.debug("closing %r: %s", self, exc)
         self._state = _CLOSED
         self._close_reason = str(exc)
+        self._dead.set()
         waiters = self._waiters
         self._waiters = deque()
         self._outbox = []
@@ -583,8 +586,16 @@ class BrokerConnection:
         return response
 
     def _throttle(self, throttle_ms: int) -> None:
-        """KIP-219: the broker answered but asks for a pause; hold our next writes."""
-        until = anyio.current_time() + throttle_ms / 1000.0
+        """KIP-219: the broker answered but asks for a pause; hold our next writes.
+
+        The pause is capped at half the default request timeout: a broker's quota
+        throttles last about one quota window (seconds), so honest ones are honoured in
+        full, while a broken or hostile value (2^31-1 ms is 24 days) cannot park the
+        connection: a request made after the throttled response keeps at least half its
+        default deadline for the exchange itself.
+        """
+        pause = min(throttle_ms / 1000.0, self._default_timeout / 2)
+        until = anyio.current_time() + pause
         if until > self._throttled_until:
             self._throttled_until = until
         self.throttles += 1
@@ -681,6 +692,7 @@ class BrokerConnection:
         """
         if self._state == _CLOSED:
             raise KafkaConnectionError(f"{self.address}: connection closed ({self._close_reason})")
+        self._check_throttle(deadline, api)
         self._outbox.append((seq, frame))
         if waiter is not None:
             self._waiters.append(waiter)
@@ -708,18 +720,42 @@ class BrokerConnection:
         if anyio.current_time() >= deadline:
             # Do not start a write the shielded scope below would have to abort.
             raise KafkaTimeoutError(f"{self.address}: {api.name} not sent before its deadline")
+        self._check_throttle(deadline, api)
         pause = self._throttled_until - anyio.current_time()
         if pause > 0:
             # Still throttled: wait with the lock held, so everyone else's frames queue up
             # and leave together afterwards. Nothing is written yet, so the deadline (which
-            # cancels this sleep) takes our frame back.
-            await anyio.sleep(pause)
+            # cancels this wait) takes our frame back. A connection that dies meanwhile
+            # ends the wait at once: _fail has emptied the queue, so there is nothing to
+            # write and the caller gets the typed error below.
+            with anyio.move_on_after(pause):
+                await self._dead.wait()
+            if self._state == _CLOSED:
+                raise KafkaConnectionError(
+                    f"{self.address}: connection closed while throttled ({self._close_reason})"
+                )
         await self._flush(deadline, api)
+
+    def _check_throttle(self, deadline: float, api: Api) -> None:
+        """Fail at once a request whose deadline falls before the broker's pause ends.
+
+        Waiting could only end in the same timeout, holding the caller for nothing. The
+        connection stays open: the pause is capped (see ``_throttle``), so it ends by
+        itself, and closing would also fail every request already in flight on it.
+        """
+        now = anyio.current_time()
+        if self._throttled_until > now and self._throttled_until >= deadline:
+            raise KafkaTimeoutError(
+                f"{self.address}: {api.name} not sent: the broker throttled this connection "
+                f"for {self._throttled_until - now:.3f} s more, past the request's deadline"
+            )
 
     async def _flush(self, deadline: float, api: Api) -> None:
         """Write every queued frame in one send (called with the write lock held)."""
         stream = self._stream
-        assert stream is not None
+        if self._state == _CLOSED or stream is None or not self._outbox:
+            # _fail empties the queue; write nothing rather than index an empty batch.
+            raise KafkaConnectionError(f"{self.address}: connection closed ({self._close_reason})")
         batch, self._outbox = self._outbox, []
         self._flushed_seq = batch[-1][0]
         # One frame goes out as is; several are joined (a copy, far cheaper than a syscall).

@@ -553,3 +553,87 @@ async def test_throttled_response_pauses_the_next_writes() -> None:
             await conn.request(METADATA, md_body("3"), timeout=0.05)
         assert conn.in_flight == 0
         assert conn.ready
+
+
+async def test_huge_throttle_is_capped_at_half_the_request_timeout() -> None:
+    """A broker saying 2^31-1 ms (24 days) pauses our writes for half the request timeout,
+    not 24 days: the next request with the default deadline is sent and answered."""
+
+    async def throttling(req: FakeRequest) -> dict[str, Any]:
+        resp = await echo_metadata(req)
+        resp["throttle_time_ms"] = 2**31 - 1 if req.body.topics[0].name == "1" else 0
+        return resp
+
+    broker = FakeBroker(handlers={3: throttling})
+    async with connected(broker, request_timeout_ms=1000) as (conn, _, _):
+        await conn.request(METADATA, md_body("1"))
+        start = anyio.current_time()
+        with anyio.fail_after(10):
+            assert (await conn.request(METADATA, md_body("2"))).brokers[0].node_id == 2
+        # The pause happened (0.5 s cap), and the request made it within its 1 s deadline.
+        assert anyio.current_time() - start >= 0.45
+        assert conn.ready
+        assert conn.statistics().throttles == 1
+
+
+async def test_request_with_deadline_inside_the_throttle_fails_at_once() -> None:
+    """Waiting out a pause that outlasts the request's deadline could only end in the same
+    timeout: the request fails at once, unsent, and the connection stays usable."""
+
+    async def throttling(req: FakeRequest) -> dict[str, Any]:
+        resp = await echo_metadata(req)
+        resp["throttle_time_ms"] = 60_000 if req.body.topics[0].name == "1" else 0
+        return resp
+
+    broker = FakeBroker(handlers={3: throttling})
+    async with connected(broker, request_timeout_ms=4000) as (conn, _, _):
+        await conn.request(METADATA, md_body("1"))
+        start = anyio.current_time()
+        with pytest.raises(KafkaTimeoutError, match="not sent: the broker throttled"):
+            await conn.request(METADATA, md_body("3"), timeout=1.5)
+        # Waiting would have taken the full 1.5 s.
+        assert anyio.current_time() - start < 1.0
+        assert conn.in_flight == 0
+        assert len(broker.requests) == 1
+        assert conn.ready
+        # The (capped, 2 s) pause still applies to requests that can wait it out.
+        with anyio.fail_after(10):
+            assert (await conn.request(METADATA, md_body("4"))).brokers[0].node_id == 4
+        assert anyio.current_time() - start >= 1.8
+
+
+async def test_connection_lost_while_throttled_gives_a_typed_error_at_once() -> None:
+    """The peer goes away while a request waits out a throttle: the waiting request gets
+    ``KafkaConnectionError`` as soon as the connection fails (not an IndexError, and not
+    only after the pause)."""
+
+    async def throttling(req: FakeRequest) -> dict[str, Any]:
+        resp = await echo_metadata(req)
+        resp["throttle_time_ms"] = 20_000 if req.body.topics[0].name == "1" else 0
+        return resp
+
+    broker = FakeBroker(handlers={3: throttling})
+    async with connected(broker, request_timeout_ms=60_000) as (conn, _, _):
+        await conn.request(METADATA, md_body("1"))
+        errors: list[Exception] = []
+
+        async def waiting_request() -> None:
+            try:
+                await conn.request(METADATA, md_body("2"))
+            except Exception as exc:  # recorded, checked below
+                errors.append(exc)
+
+        start = anyio.current_time()
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiting_request)
+                # Cut the peer once the request is queued behind the pause.
+                while conn.in_flight == 0:
+                    await anyio.lowlevel.checkpoint()
+                await broker.streams[0].aclose()
+                with pytest.raises(KafkaConnectionError):
+                    await conn.request(METADATA, md_body("3"))
+        assert isinstance(errors[0], KafkaConnectionError), errors
+        # Woken by the failure, not by the end of the 10 s pause.
+        assert anyio.current_time() - start < 8.0
+        assert not conn.ready
