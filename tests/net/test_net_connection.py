@@ -463,7 +463,7 @@ async def test_sasl_plain_handshake_and_authenticate() -> None:
         }
 
     broker = FakeBroker(handlers={3: echo_metadata, 17: handshake, 36: authenticate})
-    sasl = {"security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "alice"}
+    sasl: dict[str, Any] = {"security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "alice"}
     async with connected(broker, **sasl, sasl_plain_password="pw") as (conn, _, _):
         assert seen == [("handshake", 1, "PLAIN"), ("auth", b"\0alice\0pw")]
         assert (await conn.request(METADATA, md_body("2"))).brokers[0].node_id == 2
