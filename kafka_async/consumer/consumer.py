@@ -141,7 +141,15 @@ class Consumer(Generic[K, V]):
         self._stack: AsyncExitStack | None = None
         self._tg: BackgroundTasks | None = None
         self._closed = False
+        #: close() is committing and leaving: the API (commit() in the listener) still works.
+        self._closing = False
         self._started = False
+        #: Bumped by subscribe()/assign(): a background unsubscribe must not undo them.
+        self._sub_epoch = 0
+        #: The epoch an unsubscribe() still in progress was made in, and its partitions
+        #: (hidden from ``assignment()`` while their revocation runs).
+        self._unsubscribed_at: int | None = None
+        self._unsubscribing: frozenset[TopicPartition] = frozenset()
         #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
         self._iter: deque[ConsumerRecord[K, V]] = deque()
         self._position_error: BaseException | None = None
@@ -207,14 +215,17 @@ class Consumer(Generic[K, V]):
     async def close(self) -> None:
         """Commit (auto commit), leave the group, stop everything. Returns within
         ``close_timeout_ms`` (plus a little) even when the brokers are gone."""
-        if self._closed:
+        if self._closed or self._closing:
             return
-        self._closed = True
+        # Not closed yet: the revocation below runs the listener, which may commit.
+        self._closing = True
         stack, self._stack = self._stack, None
         tg, self._tg = self._tg, None
         if stack is None:
+            self._closed = True
             return
         deadline = self._config.close_timeout_ms / 1000
+        end = time.monotonic() + deadline
         # Shielded: close() often runs because the scope around ``async with`` was
         # cancelled; the background tasks are shielded too (BackgroundTasks), so the final
         # commit and LeaveGroup still reach the broker. The deadline keeps it bounded.
@@ -224,7 +235,8 @@ class Consumer(Generic[K, V]):
                 if coordinator is not None and self._config.enable_auto_commit:
                     await self._final_commit(coordinator, deadline)
                 if coordinator is not None:
-                    await coordinator.leave_group()
+                    await coordinator.leave_group(max(0.0, end - time.monotonic()))
+        self._closed = True
         if tg is not None:
             tg.cancel()
         # Outside any new cancel scope: the task groups on the stack must be exited in the
@@ -296,6 +308,7 @@ class Consumer(Generic[K, V]):
             raise ConfigError(
                 "listener must have on_partitions_revoked and on_partitions_assigned methods"
             )
+        self._sub_epoch += 1
         if pattern is not None:
             self._subs.subscribe_pattern(pattern)
             self._subs.match_pattern(self._client.metadata.topics)
@@ -308,39 +321,47 @@ class Consumer(Generic[K, V]):
         self._changed.notify()
 
     def unsubscribe(self) -> None:
-        """Stop consuming: give up every partition (and leave the group, in the background)."""
+        """Stop consuming: give up every partition (and leave the group, in the background).
+
+        No record of the partitions is returned from now on. Their revocation (the auto
+        commit, then ``on_partitions_revoked``) runs in the group's task with the assignment
+        and generation still in place, so a commit made by the listener lands.
+        """
         if self._closed:
             raise ClientClosedError("the consumer is closed")
         tps = set(self._subs.assignment)
-        # What the application received is committed (auto commit) before the partitions
-        # go: snapshot it now, since the assignment is cleared at once.
+        coordinator = self._coordinator
+        tg = self._tg
+        if coordinator is None or tg is None or not self._subs.is_group_managed:
+            self._on_revoke(tps)
+            self._subs.unsubscribe()
+            if coordinator is not None:
+                coordinator.membership.reset()
+            self._changed.notify()
+            return
+        # Freeze the partitions at once (records taken by ``async for`` are put back), so
+        # the commit on revocation covers exactly what the application received.
+        self._subs.mark_revoking(tps)
         self._on_revoke(tps)
-        snapshot = self._committable() if self._config.enable_auto_commit else {}
-        self._subs.unsubscribe()
-        if self._coordinator is not None and self._coordinator.membership.member_id:
-            coordinator = self._coordinator
-            generation, member, instance = coordinator.generation()
-            if self._tg is not None:
+        epoch = self._sub_epoch
+        self._unsubscribed_at = epoch
+        self._unsubscribing = self._unsubscribing | tps
 
-                async def leave() -> None:
-                    with anyio.move_on_after(self._config.close_timeout_ms / 1000):
-                        if snapshot and generation >= 0:
-                            try:
-                                await self._offsets.commit(
-                                    snapshot,
-                                    generation_id=generation,
-                                    member_id=member,
-                                    group_instance_id=instance,
-                                )
-                            except KafkaError as exc:
-                                log.warning("commit on unsubscribe failed: %s", exc)
-                        await coordinator.leave_group()
-                    coordinator.membership.reset()
-                    coordinator.wake()
+        def after() -> None:
+            # In the group's task, once revoked and left: clear the subscription unless
+            # subscribe()/assign() came meanwhile (they replaced it already).
+            self._unsubscribing = self._unsubscribing - tps
+            if self._sub_epoch == epoch:
+                self._subs.unsubscribe()
+                self._unsubscribed_at = None
+            self._changed.notify()
 
-                self._tg.start_soon(leave)
-        elif self._coordinator is not None:
-            self._coordinator.membership.reset()
+        async def leave() -> None:
+            await coordinator.leave_group(
+                self._config.close_timeout_ms / 1000, reset=True, after=after
+            )
+
+        tg.start_soon(leave)
         self._changed.notify()
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
@@ -350,6 +371,7 @@ class Consumer(Generic[K, V]):
             raise ClientClosedError("the consumer is closed")
         tps = list(partitions)
         old = set(self._subs.assignment)
+        self._sub_epoch += 1
         self._subs.assign_from_user(tps, awaiting_committed=self._config.group_id is not None)
         if self._config.group_id is None:
             for tp in tps:
@@ -363,10 +385,14 @@ class Consumer(Generic[K, V]):
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions currently assigned to this consumer."""
+        if self._unsubscribing:
+            return set(self._subs.assignment) - self._unsubscribing
         return set(self._subs.assignment)
 
     def subscription(self) -> set[str]:
         """The subscribed topics (for a pattern: the topics it matches now)."""
+        if self._unsubscribed_at == self._sub_epoch:
+            return set()
         return set(self._subs.topics)
 
     def _on_revoke(self, tps: set[TopicPartition]) -> None:
@@ -648,8 +674,11 @@ class Consumer(Generic[K, V]):
             return out
         keep: deque[ConsumerRecord[K, V]] = deque()
         n = 0
+        # Records of paused partitions stay (for resume()): not returned, not skipped.
+        paused = self._subs.paused()
         for r in self._iter:
-            if n < max_records and (only is None or r.topic_partition in only):
+            tp = r.topic_partition
+            if n < max_records and (only is None or tp in only) and tp not in paused:
                 out.setdefault(r.topic_partition, []).append(r)
                 n += 1
             else:
@@ -657,14 +686,33 @@ class Consumer(Generic[K, V]):
         self._iter = keep
         return out
 
+    def _pop_iter(self) -> ConsumerRecord[K, V] | None:
+        """The next record taken by ``async for`` that is not of a paused partition."""
+        it = self._iter
+        assignment = self._subs.assignment
+        st = assignment.get(it[0].topic_partition)
+        if st is None or not st.paused:
+            record = it.popleft()
+        else:
+            # pause() came after these were taken: leave them in place for resume().
+            paused = self._subs.paused()
+            index = next((i for i, r in enumerate(it) if r.topic_partition not in paused), None)
+            if index is None:
+                return None
+            record = it[index]
+            del it[index]
+        if self._coordinator is not None:
+            self._coordinator.polled()
+        return record
+
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[K, V]:
         """The next record (of ``partitions``, if given); waits as long as it takes."""
         self._check_open()
         while True:
             if not partitions and self._iter:
-                if self._coordinator is not None:
-                    self._coordinator.polled()
-                return self._iter.popleft()
+                record = self._pop_iter()
+                if record is not None:
+                    return record
             batch = await self.getmany(
                 *partitions, timeout_ms=1000, max_records=1 if partitions else _ITER_CHUNK
             )
@@ -682,9 +730,9 @@ class Consumer(Generic[K, V]):
         if self._closed:
             raise StopAsyncIteration
         if self._iter:
-            if self._coordinator is not None:
-                self._coordinator.polled()
-            return self._iter.popleft()
+            record = self._pop_iter()
+            if record is not None:
+                return record
         try:
             return await self.getone()
         except ClientClosedError:

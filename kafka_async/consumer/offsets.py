@@ -10,6 +10,7 @@ commit refused because the group moved on is :class:`CommitFailedError`, never a
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -195,6 +196,7 @@ class OffsetClient:
         error for other non-retriable failures, ``KafkaTimeoutError`` at the deadline."""
         group = self._need_group("commit()")
         deadline = self._timeout if timeout is None else timeout
+        end = time.monotonic() + deadline
         # One commit at a time, and a callable's offsets are read only once it is this
         # commit's turn: otherwise an auto commit computed before a revocation's commit could
         # land after it and move the committed offset back (records read twice).
@@ -206,13 +208,14 @@ class OffsetClient:
             if callable(offsets):
                 offsets = offsets()
             if offsets:
+                # The deadline is for the whole call: waiting for the lock used part of it.
                 await self._commit_locked(
                     group,
                     offsets,
                     generation_id,
                     member_id,
                     group_instance_id,
-                    deadline,
+                    max(0.0, end - time.monotonic()),
                     on_generation_error,
                 )
                 if self.on_committed is not None:

@@ -12,6 +12,7 @@ from kafka_async.consumer.group.state import (
     Fail,
     FindCoordinator,
     GroupMembership,
+    Left,
     Lose,
     MemberState,
     Revoke,
@@ -282,7 +283,17 @@ def test_session_lost() -> None:
 
 def test_poll_timeout_leaves_then_poll_rejoins() -> None:
     m = joined()
-    assert m.on_poll_timeout() == [Revoke(frozenset({A, B})), SendLeave()]
+    acts = m.on_poll_timeout()
+    assert acts == [Revoke(frozenset({A, B})), SendLeave(), Left(True, True)]
+    # The generation stays until the revocation (the listener's commits) is done.
+    assert m.state is MemberState.LEAVING
+    assert (m.generation_id, m.member_id) == (3, "me")
+    assert m.on_poll_timeout() == []
+    m.on_poll()
+    assert m.state is MemberState.LEAVING
+    left = acts[-1]
+    assert isinstance(left, Left)
+    m.finish_leave(left)
     assert m.state is MemberState.LEFT
     assert not m.rejoin_needed
     assert m.member_id == ""
@@ -295,21 +306,44 @@ def test_poll_timeout_leaves_then_poll_rejoins() -> None:
 
 def test_static_member_poll_timeout_keeps_identity() -> None:
     m = joined(instance="i1")
-    assert m.on_poll_timeout() == [Revoke(frozenset({A, B}))]
+    acts = m.on_poll_timeout()
+    assert acts == [Revoke(frozenset({A, B})), Left(False, True)]
+    left = acts[-1]
+    assert isinstance(left, Left)
+    m.finish_leave(left)
     assert m.member_id == "me"
+    assert m.generation_id == -1
 
 
 def test_leave() -> None:
     m = joined()
     acts = m.leave()
-    assert acts == [Revoke(frozenset({A, B})), SendLeave()]
-    # The actions carry the generation they were decided in: the commit of the revoked
-    # partitions and the LeaveGroup must use it although the state is already reset.
+    assert acts == [Revoke(frozenset({A, B})), SendLeave(), Left(True, False)]
     assert isinstance(acts[0], Revoke)
     assert (acts[0].generation_id, acts[0].member_id) == (3, "me")
     assert isinstance(acts[1], SendLeave)
     assert acts[1].member_id == "me"
-    assert m.member_id == ""
+    m.request_rejoin("ignored while leaving")
+    assert not m.rejoin_needed
+    # Heartbeat answers during the leave change nothing.
+    assert m.on_heartbeat_response(27) == []
+    assert m.on_session_lost() == []
+    assert m.leave() == []  # a second leave: the one under way finishes the job
+    assert m.state is MemberState.LEAVING
+
+
+def test_leave_keeps_generation_until_revoke_done() -> None:
+    """Regression (issue 4): the generation used to be reset by leave() itself, before the
+    Revoke action ran the listener, so a commit made in on_partitions_revoked on close()
+    raised CommitFailedError."""
+    m = joined()
+    acts = m.leave()
+    assert m.state is MemberState.LEAVING
+    assert (m.generation_id, m.member_id) == (3, "me")
+    left = acts[-1]
+    assert isinstance(left, Left)
+    m.finish_leave(left)
+    assert (m.generation_id, m.member_id) == (-1, "")
     assert m.state is MemberState.LEFT
     m.request_rejoin("ignored after leaving")
     assert not m.rejoin_needed
@@ -320,7 +354,7 @@ def test_leave() -> None:
 
 def test_leave_static_member_sends_no_leave() -> None:
     m = joined(instance="i1")
-    assert m.leave() == [Revoke(frozenset({A, B}))]
+    assert m.leave() == [Revoke(frozenset({A, B})), Left(False, False)]
 
 
 def test_leave_before_join() -> None:

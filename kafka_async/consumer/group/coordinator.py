@@ -7,11 +7,19 @@ Two tasks in the consumer's task group:
   (the leader first runs the assignor), commits and revokes partitions, calls the rebalance
   listener, sends LeaveGroup. Because one task executes all actions, a revocation never
   races an assignment.
-* ``_heartbeat_loop`` sends a Heartbeat every ``heartbeat_interval_ms`` while the member is
-  in a generation, notices a session that expired (no successful heartbeat for
+* ``_heartbeat_loop`` sends a Heartbeat every ``heartbeat_interval_ms`` while the member
+  holds a generation: when stable, and also while it revokes before rejoining (a slow
+  ``on_partitions_revoked``), while it waits for SyncGroup and while it leaves, as the Java
+  client does (only from JoinGroup's sending until its answer there is none). It notices
+  a session that expired (no successful heartbeat for
   ``session_timeout_ms``) and a poll interval that expired (the application stopped
   calling ``getmany``/``getone`` for ``max_poll_interval_ms``). It only feeds those events
   to the state machine and queues the resulting actions for ``run``.
+
+Leaving (``leave_group``, for close() and unsubscribe()) is a request to ``run``, so it never
+races a JoinGroup/SyncGroup or a listener call: a pending JoinGroup, SyncGroup, coordinator
+lookup or backoff is abandoned at once, a listener call or commit in progress finishes
+first. The caller waits for it with a deadline.
 
 The order on a revocation: commit the consumed offsets of the partitions being given up
 (when auto commit is on), call ``on_partitions_revoked`` (the application may commit there
@@ -25,7 +33,7 @@ import inspect
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
@@ -55,6 +63,7 @@ from .state import (
     Fail,
     FindCoordinator,
     GroupMembership,
+    Left,
     Lose,
     MemberState,
     Revoke,
@@ -110,6 +119,22 @@ async def _call(listener: object, name: str, tps: set[TopicPartition]) -> None:
         await result
 
 
+#: Steps a leave may abandon: nothing is decided or handed to the application during them.
+_ABANDONABLE = (SendJoin, SendSync, FindCoordinator, Backoff)
+
+
+_HEARTBEAT_STATES = frozenset({MemberState.REVOKING, MemberState.SYNCING, MemberState.LEAVING})
+
+
+class _LeaveRequest:
+    """A leave queued for ``run``; ``after`` runs in ``run``'s task once it is done."""
+
+    def __init__(self, reset: bool, after: Callable[[], None] | None) -> None:
+        self.reset = reset
+        self.after = after
+        self.done = anyio.Event()
+
+
 class GroupCoordinator:
     """Membership of one consumer in its group (classic protocol)."""
 
@@ -158,6 +183,10 @@ class GroupCoordinator:
         self.heartbeat_failures = 0
         self.last_rebalance_ms = 0.0
         self._stable = anyio.Event()
+        self._leave_requests: deque[_LeaveRequest] = deque()
+        #: The scope of the abandonable step ``run`` is in (see ``_ABANDONABLE``).
+        self._step_scope: anyio.CancelScope | None = None
+        self._poll_timeout_at = 0.0
 
     # -- API used by the consumer ------------------------------------------------------------
 
@@ -216,7 +245,12 @@ class GroupCoordinator:
             while True:
                 event = self._wake.current()
                 if self._pending:
+                    # With a leave waiting, what remains of a rebalance is dropped here;
+                    # revocations (a poll timeout's, say) still run before the leave.
                     await self._execute(self._pending)
+                    continue
+                if self._leave_requests:
+                    await self._leave_now(self._leave_requests.popleft())
                     continue
                 m = self.membership
                 if m.state is MemberState.FAILED:
@@ -253,9 +287,22 @@ class GroupCoordinator:
     async def _execute(self, queue: deque[Action]) -> None:
         m = self.membership
         while queue:
+            if self._leave_requests:
+                self._abandon_rebalance(queue)
+                if not queue:
+                    break
             action = queue.popleft()
             try:
-                more = await self._do(action)
+                if isinstance(action, _ABANDONABLE):
+                    with anyio.CancelScope() as scope:
+                        self._step_scope = scope
+                        more = await self._do(action)
+                    self._step_scope = None
+                    if scope.cancelled_caught:
+                        log.info("group %s: %s abandoned to leave", self.group_id, action)
+                        more = []
+                else:
+                    more = await self._do(action)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 # The coordinator went away mid-step: the state machine treats it like
                 # NOT_COORDINATOR (look it up again, then redo the join).
@@ -299,6 +346,13 @@ class GroupCoordinator:
             return []
         if isinstance(action, SendLeave):
             await self._leave(action.member_id, action.group_instance_id)
+            return []
+        if isinstance(action, Left):
+            self.membership.finish_leave(action)
+            if action.poll_timeout and self.last_poll > self._poll_timeout_at:
+                # The application polled again while the leave ran: rejoin now.
+                self.membership.on_poll()
+            self._changed.notify()
             return []
         if isinstance(action, Backoff):
             await anyio.sleep(action.ms / 1000)
@@ -545,12 +599,18 @@ class GroupCoordinator:
                         now - self.last_poll,
                         cfg.max_poll_interval_ms,
                     )
+                    self._poll_timeout_at = now
                     self._queue(m.on_poll_timeout())
                 elif now - self._last_heartbeat_ok > session:
                     log.warning("group %s: session expired without a heartbeat", self.group_id)
                     self._queue(m.on_session_lost())
                 else:
                     await self._heartbeat_once()
+            elif m.state in _HEARTBEAT_STATES and m.generation_id >= 0 and m.member_id:
+                # Revoking (a listener may take longer than the session), syncing or leaving:
+                # the generation is still ours, so keep the session alive. Session and poll
+                # timeouts are judged only when stable.
+                await self._heartbeat_once()
             else:
                 self._last_heartbeat_ok = now
             await anyio.sleep(interval)
@@ -603,15 +663,58 @@ class GroupCoordinator:
 
     # -- closing -----------------------------------------------------------------------------
 
-    async def leave_group(self) -> None:
-        """close()/unsubscribe(): revoke (committing) and leave; errors are logged."""
-        actions = deque(self.membership.leave())
-        while actions:
-            a = actions.popleft()
-            try:
-                await self._do(a)
-            except KafkaError as exc:
-                log.info("group %s: %s during leave failed: %s", self.group_id, a, exc)
+    async def leave_group(
+        self,
+        timeout: float,  # noqa: ASYNC109 - a deadline
+        *,
+        reset: bool = False,
+        after: Callable[[], None] | None = None,
+    ) -> bool:
+        """close()/unsubscribe(): revoke (committing, the listener told) and leave, in
+        ``run``'s task; errors are logged. ``after`` then runs there too, and with ``reset``
+        the member goes back to unjoined (a later subscribe joins afresh). Returns False if
+        that did not finish within ``timeout`` seconds (it goes on in the background)."""
+        request = _LeaveRequest(reset, after)
+        self._leave_requests.append(request)
+        scope = self._step_scope
+        if scope is not None:
+            scope.cancel()
+        self.wake()
+        with anyio.move_on_after(timeout):
+            await request.done.wait()
+            return True
+        log.warning("group %s: leaving did not finish within %.3f s", self.group_id, timeout)
+        return False
+
+    def _abandon_rebalance(self, queue: deque[Action]) -> None:
+        """A leave is waiting: drop the rest of a rebalance. Partitions assigned but not yet
+        handed to the application are simply forgotten; revocations still run."""
+        m = self.membership
+        keep: deque[Action] = deque()
+        for a in queue:
+            if isinstance(a, Assign):
+                m.owned = m.owned - a.partitions
+            elif not isinstance(a, _ABANDONABLE):
+                keep.append(a)
+        queue.clear()
+        queue.extend(keep)
+
+    async def _leave_now(self, request: _LeaveRequest) -> None:
+        try:
+            actions = deque(self.membership.leave())
+            while actions:
+                a = actions.popleft()
+                try:
+                    await self._do(a)
+                except KafkaError as exc:
+                    log.info("group %s: %s during leave failed: %s", self.group_id, a, exc)
+            if request.after is not None:
+                request.after()
+            if request.reset:
+                self.membership.reset()
+        finally:
+            request.done.set()
+            self._changed.notify()
 
     def statistics(self) -> Mapping[str, Any]:
         m = self.membership

@@ -12,6 +12,8 @@ States::
         |                       |  +--- rejoin -------+------------------+
         |                       +--- fatal error --> FAILED
     REVOKING: an eager member giving up its partitions before it rejoins
+    LEAVING: close()/unsubscribe()/poll timeout is revoking (commit + listener) and sending
+        LeaveGroup; the generation is still held, so commits made by the listener land
     LEFT: closed (LeaveGroup sent), or left after max_poll_interval_ms; a poll rejoins
 
 What happens to owned partitions:
@@ -80,6 +82,7 @@ class MemberState(enum.Enum):
     SYNCING = "syncing"
     STABLE = "stable"
     REVOKING = "revoking"
+    LEAVING = "leaving"
     LEFT = "left"
     FAILED = "failed"
 
@@ -138,6 +141,17 @@ class SendLeave:
 
 
 @dataclass(frozen=True)
+class Left:
+    """The revocation and LeaveGroup of a leave are done: now drop the generation.
+
+    It comes last, so the listener's own commits in ``on_partitions_revoked`` still carry
+    a valid generation."""
+
+    reset_member_id: bool = False
+    poll_timeout: bool = False
+
+
+@dataclass(frozen=True)
 class Backoff:
     """Wait before the next step (the coordinator is loading, or a retriable error)."""
 
@@ -151,7 +165,18 @@ class Fail:
     error: KafkaError
 
 
-Action = FindCoordinator | SendJoin | SendSync | Revoke | Lose | Assign | SendLeave | Backoff | Fail
+Action = (
+    FindCoordinator
+    | SendJoin
+    | SendSync
+    | Revoke
+    | Lose
+    | Assign
+    | SendLeave
+    | Left
+    | Backoff
+    | Fail
+)
 
 NO_GENERATION = -1
 
@@ -190,7 +215,7 @@ class GroupMembership:
 
     def request_rejoin(self, reason: str) -> None:
         """Ask for a rejoin (metadata change, new subscription, rebalance in progress)."""
-        if self.state in (MemberState.LEFT, MemberState.FAILED):
+        if self.state in (MemberState.LEFT, MemberState.LEAVING, MemberState.FAILED):
             return
         self.rejoin_needed = True
         self.rejoin_reason = reason
@@ -362,21 +387,45 @@ class GroupMembership:
     def on_poll_timeout(self) -> list[Action]:
         """The application did not poll within max_poll_interval_ms: leave the group so its
         partitions go to members that make progress; the next poll rejoins."""
-        if self.state in (MemberState.LEFT, MemberState.FAILED, MemberState.UNJOINED):
+        if self.state in (
+            MemberState.LEFT,
+            MemberState.LEAVING,
+            MemberState.FAILED,
+            MemberState.UNJOINED,
+        ):
             return []
+        return self._begin_leave(poll_timeout=True)
+
+    def _begin_leave(self, *, poll_timeout: bool) -> list[Action]:
+        """Revoke (committing) what is owned, send LeaveGroup, and only then drop the
+        generation (the final ``Left`` action, see ``finish_leave``): a listener committing
+        in ``on_partitions_revoked`` needs the generation it still holds."""
         actions: list[Action] = []
         if self.owned:
             actions.append(self._revoke(self.owned))
             self.owned = frozenset()
         # A static member does not leave (the broker would not rebalance for it anyway); it
-        # lets the session timeout decide, like the Java client.
+        # keeps its identity so a quick restart gets the same partitions back, and lets the
+        # session timeout decide, like the Java client.
         if self.member_id and self.group_instance_id is None:
             actions.append(SendLeave(self.member_id, self.group_instance_id))
-        self._reset_generation(reset_member_id=self.group_instance_id is None)
+        self.rejoin_needed = False
+        left = Left(reset_member_id=self.group_instance_id is None, poll_timeout=poll_timeout)
+        if not actions:
+            self.finish_leave(left)
+            return []
+        self.state = MemberState.LEAVING
+        actions.append(left)
+        return actions
+
+    def finish_leave(self, left: Left) -> None:
+        """The leave's revocation and LeaveGroup are done (or abandoned)."""
+        if self.state is MemberState.FAILED:
+            return
+        self._reset_generation(reset_member_id=left.reset_member_id)
         self.state = MemberState.LEFT
         self.rejoin_needed = False
-        self.left_on_poll_timeout = True
-        return actions
+        self.left_on_poll_timeout = left.poll_timeout
 
     def on_poll(self) -> None:
         """The application polled: a member that left on poll timeout rejoins."""
@@ -390,20 +439,9 @@ class GroupMembership:
 
     def leave(self) -> list[Action]:
         """close()/unsubscribe(): revoke owned partitions (committing them), then leave."""
-        actions: list[Action] = []
-        if self.state is MemberState.FAILED:
-            return actions
-        if self.owned:
-            actions.append(self._revoke(self.owned))
-            self.owned = frozenset()
-        # Static members keep their identity across restarts: they do not send LeaveGroup,
-        # so a quick restart gets the same partitions back without a rebalance.
-        if self.member_id and self.group_instance_id is None:
-            actions.append(SendLeave(self.member_id, self.group_instance_id))
-        self._reset_generation(reset_member_id=self.group_instance_id is None)
-        self.state = MemberState.LEFT
-        self.rejoin_needed = False
-        return actions
+        if self.state in (MemberState.FAILED, MemberState.LEAVING):
+            return []  # LEAVING: the leave under way finishes the job
+        return self._begin_leave(poll_timeout=False)
 
     def reset(self) -> None:
         """Back to unjoined after unsubscribe (a later subscribe joins afresh)."""
@@ -421,6 +459,7 @@ __all__ = [
     "Fail",
     "FindCoordinator",
     "GroupMembership",
+    "Left",
     "Lose",
     "MemberState",
     "Revoke",
