@@ -186,7 +186,7 @@ async def test_reconnects_after_the_broker_restarts() -> None:
             first = await c.connection(node)
             assert (await c.request(node, METADATA, {"topics": []})).brokers
             await anyio.to_thread.run_sync(broker.restart)
-            with anyio.fail_after(2):
+            with anyio.fail_after(6):
                 await first.wait_closed()  # the broker went away; the reader noticed
             with anyio.fail_after(20):
                 while True:
@@ -211,7 +211,8 @@ async def test_unreachable_bootstrap_raises_no_brokers_available() -> None:
     with pytest.raises(NoBrokersAvailableError, match=str(port)):
         async with client(f"127.0.0.1:{port}", request_timeout_ms=500, reconnect_backoff_ms=20):
             pass
-    assert anyio.current_time() - start < 2.0
+    # Generous upper bound: a loaded 2-core CI machine; the point is "no hang".
+    assert anyio.current_time() - start < 6.0
 
 
 # -- a real socket that stops answering after the handshake ------------------------------------
@@ -264,7 +265,8 @@ async def test_black_holed_request_times_out_within_request_timeout() -> None:
             with pytest.raises(KafkaTimeoutError):
                 await conn.request(METADATA, {"topics": []})
             elapsed = anyio.current_time() - start
-            assert 1.0 <= elapsed < 2.0
+            # At least the timeout (a wait happened), at most a loaded machine's slack.
+            assert 1.0 <= elapsed < 5.0
             assert conn.closed  # the oldest request was overdue: the broker is not answering
 
 
@@ -288,7 +290,7 @@ async def test_close_returns_promptly_with_requests_in_flight() -> None:
                 assert conn.in_flight == 50
                 start = anyio.current_time()
                 await conn.close()
-                assert anyio.current_time() - start < 1.0
+                assert anyio.current_time() - start < 3.0
         assert len(failures) == 50
 
 

@@ -47,7 +47,13 @@ async def test_background_tasks_outlive_outer_cancel_until_cancel() -> None:
                 # What close() does: shielded final work, the background still running.
                 with anyio.CancelScope(shield=True):
                     before = len(ticks)
-                    await anyio.sleep(0.1)
+                    # The ticker keeps going during cleanup: wait for 3 more ticks (with a
+                    # deadline, not a fixed sleep a loaded machine could make too short).
+                    with anyio.fail_after(6):
+                        while True:
+                            if len(ticks) - before >= 3:
+                                break
+                            await anyio.sleep(0.01)
                     during_cleanup.append(len(ticks) - before)
                     assert not stopped.is_set()
                     # Tasks started now are shielded too.
@@ -58,7 +64,7 @@ async def test_background_tasks_outlive_outer_cancel_until_cancel() -> None:
                         second.set()
 
                     tasks.start_soon(later)
-                    with anyio.fail_after(2):
+                    with anyio.fail_after(6):
                         await second.wait()
     assert outer.cancelled_caught
     assert during_cleanup[0] >= 3, during_cleanup

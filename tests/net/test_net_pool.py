@@ -191,7 +191,7 @@ async def test_bootstrap_gives_up_at_the_deadline() -> None:
         start = anyio.current_time()
         with pytest.raises(NoBrokersAvailableError, match="dead:1, dead:2"):
             await pool.bootstrap(timeout=0.3)
-        assert anyio.current_time() - start < 1.0
+        assert anyio.current_time() - start < 3.0  # the deadline, plus a loaded machine's slack
         assert len(net.connects) >= 4  # both servers retried, with backoff in between
         assert pool.statistics().backoff_failures
 
@@ -229,7 +229,7 @@ async def test_broken_connection_is_replaced_on_next_get() -> None:
         pool.update_brokers({1: ("h1", 1)})
         conn = await pool.get(1)
         await broker.streams[0].aclose()
-        with anyio.fail_after(2):
+        with anyio.fail_after(6):
             await conn.wait_closed()
         again = await pool.get(1)
         assert again is not conn
@@ -244,7 +244,7 @@ async def test_idle_connections_are_closed() -> None:
     async with fake_pool({("h1", 1): _broker()}, connections_max_idle_ms=100) as (pool, _):
         pool.update_brokers({1: ("h1", 1)})
         conn = await pool.get(1)
-        with anyio.fail_after(2):
+        with anyio.fail_after(6):
             await conn.wait_closed()
         assert pool.connection(1) is None
         assert (await pool.get(1)).ready
@@ -256,7 +256,7 @@ async def test_close_closes_everything_and_refuses_new_work() -> None:
     async with fake_pool({("h1", 1): _broker()}) as (pool, _):
         pool.update_brokers({1: ("h1", 1)})
         conns = [await pool.get(1, p) for p in ("default", "fetch")]
-        with anyio.fail_after(2):
+        with anyio.fail_after(6):
             await pool.close()
         assert all(c.closed for c in conns)
         with pytest.raises(ClientClosedError):
