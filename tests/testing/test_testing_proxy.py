@@ -140,16 +140,18 @@ def test_passthrough_and_metadata_points_at_proxy(
 
 
 def test_delay_applies_each_way_and_clears(proxy: FaultProxy) -> None:
-    assert _fastest_roundtrip(proxy.address) < 0.2
-    proxy.set_delay(0.15)
+    # A 0.4 s delay leaves wide gaps between "none", "one way" and "both ways", so the upper
+    # bounds hold on a loaded machine and still tell the three apart.
+    assert _fastest_roundtrip(proxy.address) < 0.35
+    proxy.set_delay(0.4)
     elapsed = _api_versions_roundtrip(proxy.address)
-    assert elapsed >= 0.29, elapsed  # 0.15 out + 0.15 back
-    proxy.set_delay(0.15, direction="downstream")
+    assert elapsed >= 0.79, elapsed  # 0.4 out + 0.4 back
+    proxy.set_delay(0.4, direction="downstream")
     proxy.set_delay(0.0, direction="upstream")
-    assert _api_versions_roundtrip(proxy.address) >= 0.14
-    assert _fastest_roundtrip(proxy.address) < 0.29
+    assert _api_versions_roundtrip(proxy.address) >= 0.39
+    assert _fastest_roundtrip(proxy.address) < 0.79
     proxy.clear()
-    assert _fastest_roundtrip(proxy.address) < 0.2
+    assert _fastest_roundtrip(proxy.address) < 0.35
 
 
 def test_jitter_never_reorders_pipelined_responses(proxy: FaultProxy, raw: RawClient) -> None:
@@ -168,7 +170,7 @@ def test_bandwidth_throttle(proxy: FaultProxy, raw: RawClient) -> None:
     elapsed = _api_versions_roundtrip(proxy.address)
     assert elapsed >= 0.4, elapsed
     proxy.set_bandwidth(None)
-    assert _fastest_roundtrip(proxy.address) < 0.2
+    assert _fastest_roundtrip(proxy.address) < 0.35  # below the throttled 0.4 s
 
 
 def test_reset_now_sends_rst(proxy: FaultProxy, raw: RawClient) -> None:
@@ -211,10 +213,12 @@ def test_periodic_resets_bound_connection_lifetime(proxy: FaultProxy) -> None:
         finally:
             client.close()
     # Lower bound exact; the upper one leaves room for a loaded machine (tick + round trip).
-    assert all(0.18 <= t <= 1.0 for t in lifetimes), lifetimes
+    assert all(0.18 <= t <= 3.0 for t in lifetimes), lifetimes
     proxy.stop_periodic_resets()
     client = RawClient(proxy.address)
     try:
+        # Not synchronisation: longer than the old reset period, so a reset still scheduled
+        # would have cut this connection by now.
         time.sleep(0.5)
         client.send(1)
         assert client.recv_cid() == 1
@@ -524,8 +528,11 @@ async def test_proxy_close_drops_open_connections() -> None:
         stream = await anyio.connect_tcp("127.0.0.1", proxy.port)
         await stream.send(_wire.encode_frame(API_VERSIONS, 0, 1, {}))
         await stream.receive()
-        await anyio.sleep(0.05)
-        assert proxy.connection_count == 1
+        with anyio.fail_after(5):
+            while True:  # the proxy counts the connection in its own task
+                if proxy.connection_count == 1:
+                    break
+                await anyio.sleep(0.01)
         proxy_done = proxy
     assert proxy_done.connection_count == 0
     ended: BaseException | None = None
