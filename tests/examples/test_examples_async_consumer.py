@@ -78,16 +78,17 @@ async def test_async_consumer_sigterm_commits_and_exits_0(
     async with run_example("async_consumer", *args, "--commit-every", "7") as ex:
         await ex.wait_for(lambda lines: len(_processed(lines)) >= len(first), timeout=20)
         # Idle now: the periodic commit (every second) still commits the last records.
-        with anyio.fail_after(5):
+        with anyio.fail_after(15):
             while True:  # polling the broker: there is no event to wait on
                 if await _group_offsets(kafka_broker, group) == per_partition:
                     break
                 await anyio.sleep(0.2)
         started = time.monotonic()
-        code = await ex.terminate_and_wait(timeout=10)
+        code = await ex.terminate_and_wait(timeout=20)
         shutdown = time.monotonic() - started
     assert code == 0, ex.transcript()
-    assert shutdown < 5, f"shutdown took {shutdown:.1f} s"
+    # Clean and prompt, with slack for a loaded 2-core CI machine.
+    assert shutdown < 12, f"shutdown took {shutdown:.1f} s"
     assert "received SIGTERM, shutting down" in ex.stderr
     processed = _processed(ex.stdout)
     # Every record once, each partition in offset order.
@@ -144,11 +145,13 @@ async def test_async_consumer_second_signal_stops_at_once_when_broker_unreachabl
     # Nothing listens on port 1: the consumer would wait for its bootstrap deadline (30 s).
     args = ["--bootstrap-servers", "127.0.0.1:1", "--topic", "t", "--group", "g"]
     async with run_example("async_consumer", *args) as ex:
-        await ex.wait_for_stderr(lambda lines: any("SIGTERM or Ctrl-C" in x for x in lines), 10)
+        await ex.wait_for_stderr(lambda lines: any("SIGTERM or Ctrl-C" in x for x in lines), 30)
         ex.process.send_signal(signal.SIGTERM)
-        await ex.wait_for_stderr(lambda lines: any("shutting down" in x for x in lines), 5)
+        await ex.wait_for_stderr(lambda lines: any("shutting down" in x for x in lines), 15)
         started = time.monotonic()
-        code = await ex.terminate_and_wait(timeout=5)
-    assert time.monotonic() - started < 3
+        code = await ex.terminate_and_wait(timeout=15)
+    # Well below the 30 s bootstrap deadline it would otherwise wait for (the slack is for
+    # a loaded CI machine).
+    assert time.monotonic() - started < 10
     assert code == 1, ex.transcript()
     assert any("again, stopping now" in line for line in ex.stderr)

@@ -89,7 +89,7 @@ def test_fastapi_app_produces_consumes_and_shuts_down_cleanly(
         final_offsets = {int(p): off for p, off in stats["next_offsets"].items()}
         shutdown_started = time.monotonic()
     shutdown = time.monotonic() - shutdown_started
-    assert shutdown < 5, f"lifespan shutdown took {shutdown:.1f} s"
+    assert shutdown < 12, f"lifespan shutdown took {shutdown:.1f} s"
 
     # The worker ended through its own close(): what it consumed is committed and it left.
     committed, group_desc = anyio.run(_group_after_shutdown, kafka_broker, group)
@@ -122,5 +122,7 @@ def test_fastapi_app_kafka_error_is_a_503_within_the_delivery_timeout(kafka_brok
         assert resp.status_code == 503, resp.text
         assert resp.json()["detail"].startswith("Kafka: ")
         assert missing in resp.json()["detail"]
-        assert 1.5 < took < 6
+        # At least most of the delivery timeout; the upper bound only rules out a hang
+        # (a loaded 2-core CI machine can stretch a 2 s timeout a lot).
+        assert 1.5 < took < 18
         assert client.get("/events/stats").json()["consumed"] == 0
