@@ -227,8 +227,9 @@ async def test_crashed_member_partitions_reassigned(
                 while len(c.assignment()) < 4:
                     await consume(c, 10)
                 took = time.monotonic() - killed_at
-                # Session timeout (2 s) plus one rebalance round on Tansu (~1 s).
-                assert took < 6.0, f"partitions reassigned only after {took:.1f} s"
+                # Session timeout (2 s) plus one rebalance round on Tansu (~1 s), measured at
+                # about 3-4 s; the bound leaves room for a loaded 2-core CI runner.
+                assert took < 15.0, f"partitions reassigned only after {took:.1f} s"
                 while len(set(seen) | set(child_seen)) < total:
                     await consume(c, 1000)
     finally:
@@ -431,14 +432,18 @@ async def test_close_returns_with_broker_gone(embedded_broker: Any) -> None:
                 batch = await c.getmany(timeout_ms=200)
                 got += sum(map(len, batch.values()))
         embedded_broker.kill()
-        await anyio.sleep(0.5)
+        # Close once the consumer has noticed (a failed heartbeat), not after a guess.
+        with anyio.fail_after(20):
+            while not c.statistics()["group"]["heartbeat_failures"]:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
     finally:
         # close() exits the consumer's task group, so it cannot run inside a cancel scope
         # opened after start(); its own deadline is what is under test here.
         t = time.monotonic()
         await c.close()
         took = time.monotonic() - t
-    assert took < 2.0 + 1.5, f"close took {took:.2f} s"
+    # close_timeout_ms (2 s) plus socket closing; generous for a loaded 2-core CI runner.
+    assert took < 2.0 + 5.0, f"close took {took:.2f} s"
 
 
 @pytest.mark.anyio

@@ -90,7 +90,9 @@ async def test_outer_cancel_commits_and_leaves_group(
             await consumed.wait()
         cancelled_at = time.monotonic()
         tg.cancel_scope.cancel()
-    assert closed_at[0] - cancelled_at < 10, "close() did not keep its deadline"
+    # The application's 0.5 s plus close_timeout_ms (10 s) at most, with CI slack; it
+    # normally takes a second or two.
+    assert closed_at[0] - cancelled_at < 10.5 + 4, "close() did not keep its deadline"
     assert len(got) == 40
     assert revoked == [{TopicPartition(topic, 0), TopicPartition(topic, 1)}]
     state, members = await group_members(kafka_broker, group)
@@ -123,7 +125,10 @@ async def test_outer_cancel_with_broker_gone_returns_within_deadline(
                 while n < 20:
                     n += sum(map(len, (await c.getmany(timeout_ms=200)).values()))
             embedded_broker.kill()
-            await anyio.sleep(0.3)
+            # Cancel once the consumer has noticed (a failed heartbeat), not after a guess.
+            with anyio.fail_after(20):
+                while not c.statistics()["group"]["heartbeat_failures"]:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
             t = time.monotonic()
             outer.cancel()
             try:
@@ -132,7 +137,8 @@ async def test_outer_cancel_with_broker_gone_returns_within_deadline(
                 took.append(t)
     assert outer.cancelled_caught
     elapsed = time.monotonic() - took[0]
-    assert elapsed < 2.0 + 1.5, f"close took {elapsed:.2f} s"
+    # close_timeout_ms (2 s) plus socket closing; generous for a loaded 2-core CI runner.
+    assert elapsed < 2.0 + 5.0, f"close took {elapsed:.2f} s"
 
 
 async def test_close_before_join_skips_the_final_commit(

@@ -296,8 +296,10 @@ class GroupCoordinator:
                 if isinstance(action, _ABANDONABLE):
                     with anyio.CancelScope() as scope:
                         self._step_scope = scope
-                        more = await self._do(action)
-                    self._step_scope = None
+                        try:
+                            more = await self._do(action)
+                        finally:
+                            self._step_scope = None
                     if scope.cancelled_caught:
                         log.info("group %s: %s abandoned to leave", self.group_id, action)
                         more = []
