@@ -277,18 +277,10 @@ async def test_hostile_produce_response_truncated(pair: Pair) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "producer/sender.py Sender._on_batch_error: a Produce response that does not decode "
-        "(ProtocolDecodeError, not retriable) fails the batch for good although the broker may "
-        "have written it, so an idempotent producer reports failure for records that are in "
-        "the log (phantoms) instead of retrying under the same sequence"
-    ),
-)
 async def test_hostile_garbled_produce_response_is_retried_when_idempotent(pair: Pair) -> None:
     """The broker applied the Produce but its answer is garbage: an idempotent producer must
-    retry (the broker dedupes), not report a failure for a record that is in the log."""
+    retry (the broker dedupes), not report a failure for a record that is in the log
+    (regression: it failed the batch with ProtocolDecodeError)."""
     base = [0]
     pair.hostile.set_default(PRODUCE.key, produce_ok(base))
     pair.hostile.script(

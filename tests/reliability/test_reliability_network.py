@@ -341,17 +341,12 @@ async def test_reliability_broker_down_longer_than_delivery_timeout(
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "producer/sender.py Sender._produce/_on_batch_error: a Produce response that does not "
-        "decode raises ProtocolDecodeError (retriable=False), so the batch fails for good "
-        "although the broker wrote it: the ledger finds phantom records (reported failed, "
-        "present in the log). An idempotent producer should treat it like a lost response "
-        "(close the connection, retry under the same sequence)."
-    ),
-)
 async def test_reliability_truncated_produce_responses(proxied_broker: ProxiedBroker) -> None:
+    """Truncated Produce responses (the broker applied the requests): no phantom failures.
+
+    Regression: a response that did not decode failed its batch for good (ProtocolDecodeError)
+    although the broker had written it.
+    """
     pb = proxied_broker
     topic = _topic(pb, "trunc")
     ledger = Ledger(PARTITIONS)
