@@ -24,6 +24,13 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
   is the oldest unacknowledged batch of the partition, exactly as the Java client does; the
   later batches that were in flight fail with OUT_OF_ORDER_SEQUENCE_NUMBER and queue up
   behind it in sequence order.
+* A batch the broker rejected (so did not write) leaves a gap before the later batches of
+  its partition: the sender has them renumbered, by an epoch bump or, inside a transaction,
+  by ``fail(..., unwritten=True)`` moving their sequences down.
+* An epoch bump renumbers only partitions that are unresolved or have no sequenced batch
+  left; a partition with a retry that may already be written keeps its old producer id,
+  epoch and sequences until that retry is settled, so the broker can still recognise it as
+  a duplicate. New batches of such a partition wait until then.
 * Without idempotence there is no sequence to restore order after a retry, so the Java
   client reorders under retries unless ``max.in.flight.requests.per.connection=1``. We keep
   order instead by allowing one in-flight batch per partition (other partitions of the same
@@ -107,6 +114,7 @@ class ProducerBatch:
         "record_count",
         "reserved",
         "retry_at",
+        "sequence_reset",
         "tp",
     )
 
@@ -123,6 +131,10 @@ class ProducerBatch:
         self.attempts = 0
         self.retry_at = 0.0
         self.base_sequence = -1
+        #: True while the batch is in flight under a sequence that was renumbered since it
+        #: was sent (an earlier batch failed unwritten): the broker's answer is about the old
+        #: sequence, so an OUT_OF_ORDER_SEQUENCE_NUMBER for it just means "send it again".
+        self.sequence_reset = False
         self.producer_id = -1
         self.producer_epoch = -1
         self.payload: bytes | None = None
@@ -370,7 +382,16 @@ class BulkDelivery:
 class PartitionState:
     """Queued batches and sequence bookkeeping of one partition."""
 
-    __slots__ = ("acked_sequence", "batches", "in_flight", "next_sequence", "tp", "unacked")
+    __slots__ = (
+        "acked_sequence",
+        "batches",
+        "in_flight",
+        "next_sequence",
+        "producer_epoch",
+        "producer_id",
+        "tp",
+        "unacked",
+    )
 
     def __init__(self, tp: TopicPartition) -> None:
         self.tp = tp
@@ -384,6 +405,12 @@ class PartitionState:
         self.unacked: deque[ProducerBatch] = deque()
         #: The sequence the broker expects next: the one after the last acknowledged batch.
         self.acked_sequence = 0
+        #: The producer id and epoch the sequences above belong to. After an epoch bump a
+        #: partition keeps its old ones until its batches that may have been written are
+        #: settled (the broker dedupes a retry only under the id, epoch and sequence it was
+        #: first sent with); new batches of the partition wait until then.
+        self.producer_id = -1
+        self.producer_epoch = -1
 
 
 class RecordAccumulator:
@@ -445,6 +472,9 @@ class RecordAccumulator:
         self.records_acked = 0
         self.records_failed = 0
         self.failed_by_error: dict[str, int] = {}
+        #: Partitions whose sequences are unresolved (a batch that may have been written was
+        #: given up, or the broker lost our state): the next epoch bump renumbers them.
+        self.unresolved: set[TopicPartition] = set()
 
     # -- appending -------------------------------------------------------------------------
 
@@ -604,6 +634,12 @@ class RecordAccumulator:
         if batch.base_sequence >= 0:
             # A retry goes out only as the oldest unacknowledged batch of its partition.
             return bool(ps.unacked) and ps.unacked[0] is batch
+        if ps.unacked and (
+            ps.producer_id != self.producer_id or ps.producer_epoch != self.producer_epoch
+        ):
+            # The partition still settles batches of an older epoch: a new batch can only
+            # start the new epoch's sequences once those are resolved.
+            return False
         return ps.in_flight < self.max_in_flight
 
     def ready(
@@ -693,7 +729,11 @@ class RecordAccumulator:
             head.closed = True
             head.in_flight = True
             ps.in_flight += 1
+            head.sequence_reset = False
             if self.idempotent and head.base_sequence < 0:
+                if ps.producer_id != self.producer_id or ps.producer_epoch != self.producer_epoch:
+                    # Nothing of the old epoch is unsettled (``_head_sendable``): start over.
+                    self._restart_sequences(ps)
                 head.producer_id = self.producer_id
                 head.producer_epoch = self.producer_epoch
                 head.base_sequence = ps.next_sequence
@@ -726,7 +766,11 @@ class RecordAccumulator:
             return
         if batch.base_sequence >= 0:
             ps = self._parts[batch.tp]
-            ps.acked_sequence = (batch.base_sequence + batch.record_count) % _SEQ_MODULUS
+            after = (batch.base_sequence + batch.record_count) % _SEQ_MODULUS
+            # Answers can come back out of order (a leader moved between requests): the
+            # expected sequence only ever moves forward.
+            if _seq_after(after, ps.acked_sequence):
+                ps.acked_sequence = after
         self._release(batch)
         batch.base_offset = base_offset
         batch.log_append_time = log_append_time
@@ -735,8 +779,15 @@ class RecordAccumulator:
             self.on_settle(batch)
         batch._settle()
 
-    def fail(self, batch: ProducerBatch, error: BaseException) -> None:
-        """Settle every record of ``batch`` with ``error`` (queued or in flight)."""
+    def fail(self, batch: ProducerBatch, error: BaseException, *, unwritten: bool = False) -> None:
+        """Settle every record of ``batch`` with ``error`` (queued or in flight).
+
+        ``unwritten=True`` says the broker certainly did not write the batch (it answered
+        with an error that rejects it). The broker then still expects the batch's sequence,
+        so the later batches of the partition are renumbered to close the gap (the Java
+        client's ``adjustSequencesDueToFailedBatch``): none of them can have been written,
+        since the broker takes a partition's sequences only in order.
+        """
         if batch.done:
             return
         ps = self._parts.get(batch.tp)
@@ -746,6 +797,8 @@ class RecordAccumulator:
             except ValueError:
                 pass
         self._release(batch)
+        if unwritten and ps is not None and batch.base_sequence >= 0:
+            self._close_sequence_gap(ps, batch)
         batch.error = error
         self.records_failed += batch.record_count
         name = error_name(error)
@@ -753,6 +806,22 @@ class RecordAccumulator:
         if self.on_settle is not None:
             self.on_settle(batch)
         batch._settle()
+
+    def _close_sequence_gap(self, ps: PartitionState, failed: ProducerBatch) -> None:
+        if failed.producer_id != ps.producer_id or failed.producer_epoch != ps.producer_epoch:
+            return
+        count = failed.record_count
+        for other in ps.unacked:
+            if _seq_after(other.base_sequence, failed.base_sequence):
+                other.base_sequence = (other.base_sequence - count) % _SEQ_MODULUS
+                if other.in_flight:
+                    other.sequence_reset = True
+        ps.next_sequence = (ps.next_sequence - count) % _SEQ_MODULUS
+
+    def sequence_unresolved(self, tp: TopicPartition) -> None:
+        """A batch of ``tp`` that may have been written was given up, or the broker lost the
+        producer's state there: the next epoch bump renumbers the partition."""
+        self.unresolved.add(tp)
 
     def backoff(self, attempts: int) -> float:
         """Exponential backoff with +-20% jitter for the ``attempts``-th retry, in seconds."""
@@ -795,6 +864,7 @@ class RecordAccumulator:
                 batch = ps.batches[0]
                 if batch.base_sequence >= 0:
                     unresolved = True
+                    self.unresolved.add(ps.tp)
                 expired.append(batch)
                 self.fail(
                     batch,
@@ -842,21 +912,33 @@ class RecordAccumulator:
         return any(ps.in_flight for ps in self._parts.values())
 
     def reset_sequences(self, producer_id: int, producer_epoch: int) -> None:
-        """After an epoch bump: every partition starts again at sequence 0.
+        """A new producer id or epoch: partitions start again at sequence 0 under it.
 
-        Called with nothing in flight. Queued retries lose their old sequence and get a new
-        one when drained, in the order they are queued, which is their old sequence order.
+        Called with nothing in flight. Partitions with no sequenced batch left, and the
+        unresolved ones (``sequence_unresolved``; the reason for the bump), start over now:
+        their queued retries lose their old sequence and get a new one when drained, in the
+        order they are queued, which is their old sequence order. Any other partition keeps
+        its old id, epoch and sequences until its sequenced batches are settled: a queued
+        retry there may have been written by an attempt whose answer was lost, and only a
+        resend under the same id, epoch and sequence lets the broker drop the duplicate.
         """
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         for ps in self._parts.values():
-            ps.next_sequence = 0
-            ps.acked_sequence = 0
-            ps.unacked.clear()
-            for batch in ps.batches:
-                batch.base_sequence = -1
-                batch.producer_id = -1
-                batch.producer_epoch = -1
+            if not ps.unacked or ps.tp in self.unresolved:
+                self._restart_sequences(ps)
+        self.unresolved.clear()
+
+    def _restart_sequences(self, ps: PartitionState) -> None:
+        ps.producer_id = self.producer_id
+        ps.producer_epoch = self.producer_epoch
+        ps.next_sequence = 0
+        ps.acked_sequence = 0
+        ps.unacked.clear()
+        for batch in ps.batches:
+            batch.base_sequence = -1
+            batch.producer_id = -1
+            batch.producer_epoch = -1
 
     # -- introspection ---------------------------------------------------------------------
 

@@ -782,7 +782,8 @@ class Producer:
             if is_fatal_txn_error(err):
                 txn.fatal_error(err)
                 if self._sender is not None:
-                    self._sender.fatal_error = err
+                    # The sender's own path: queued batches fail and space waiters wake now.
+                    self._sender.fail_fatal(err)
             raise err
         raise KafkaTimeoutError(f"{what}: the transaction coordinator kept failing: {last!r}")
 

@@ -31,6 +31,7 @@ import anyio.abc
 from .. import errors as E
 from ..cluster.client import TRANSACTION
 from ..errors import (
+    BrokerResponseError,
     ClientClosedError,
     KafkaConnectionError,
     KafkaError,
@@ -176,7 +177,8 @@ class Sender:
             if expired:
                 self._space_freed()
                 if unresolved and self._idempotent:
-                    self._sequence_unresolved(expired[0].error)
+                    # expire() noted the partitions in acc.unresolved.
+                    self._sequence_unresolved(expired[0].error, None)
                 if self._txn is not None:
                     self._txn.abortable_error(expired[0].error or KafkaTimeoutError("expired"))
             if (
@@ -233,8 +235,14 @@ class Sender:
 
     # -- producer id / epoch ---------------------------------------------------------------
 
-    def _sequence_unresolved(self, error: BaseException | None) -> None:
-        """A sent batch's fate is unknown or a sequence gap appeared: bump the epoch."""
+    def _sequence_unresolved(self, error: BaseException | None, tp: TopicPartition | None) -> None:
+        """A sent batch's fate is unknown or a sequence gap appeared: bump the epoch.
+
+        The bump renumbers ``tp`` (and every partition without unsettled sequenced batches);
+        the other partitions keep their old epoch until their batches are resolved.
+        """
+        if tp is not None:
+            self._acc.sequence_unresolved(tp)
         if self._txn is None:
             self._bump_needed = True
         else:
@@ -299,6 +307,11 @@ class Sender:
         acc.reset_sequences(resp.producer_id, resp.producer_epoch)
         self._bump_needed = False
         return True
+
+    def fail_fatal(self, error: BaseException) -> None:
+        """Stop the producer for good: fail queued batches now and wake waiters for space."""
+        self._fatal(error)
+        self.wakeup()
 
     def _fatal(self, error: BaseException) -> None:
         self.fatal_error = error
@@ -509,29 +522,7 @@ class Sender:
             self._fatal(error)
             return
         if self._idempotent and code in (_OUT_OF_ORDER, _UNKNOWN_PRODUCER_ID):
-            ps = acc.partition_state(batch.tp)
-            expected = ps is not None and ps.acked_sequence == batch.base_sequence
-            if not expected:
-                # Not the batch the broker expected next: an earlier batch of the partition
-                # failed, and this one merely follows it. Retry it (as the Java client does);
-                # an epoch bump in progress gives it a fresh sequence first.
-                self.retries += 1
-                acc.reenqueue(batch, now)
-                return
-            if self._txn is None:
-                # The broker lost our state (UNKNOWN_PRODUCER_ID: retention) or sees a gap
-                # before the batch it expected next (OUT_OF_ORDER_SEQUENCE: e.g. its state
-                # went back after a leader change). Every batch before this one is
-                # acknowledged, and one the broker had written would have come back as a
-                # duplicate, so resending it under a bumped epoch is safe; the Java client
-                # retries both cases the same way.
-                self._bump_needed = True
-                self.retries += 1
-                acc.reenqueue(batch, now)
-                return
-            acc.fail(batch, error)
-            if self._txn is not None:
-                self._txn.abortable_error(error)
+            self._on_sequence_error(batch, error, now)
             return
         retriable = isinstance(error, KafkaError) and error.retriable
         if retriable and now < batch.created + acc.delivery_timeout and not self._stopping_hard:
@@ -540,12 +531,79 @@ class Sender:
             self.retries += 1
             acc.reenqueue(batch, now)
             return
-        if retriable and batch.base_sequence >= 0:
-            # Given up on a batch the broker may have written: its sequence is unresolved.
-            self._sequence_unresolved(error)
-        acc.fail(batch, error)
+        if self._idempotent and batch.base_sequence >= 0:
+            if (
+                isinstance(error, BrokerResponseError)
+                and not error.retriable
+                and not isinstance(error, E.UnknownServerError | E.UnknownBrokerError)
+            ):
+                # The broker rejected the batch (INVALID_RECORD, MESSAGE_TOO_LARGE, an
+                # authorization error...) and still expects its sequence.
+                self._fail_rejected(batch, error)
+                return
+            # Given up on a batch the broker may have written (or an error that says
+            # nothing about it, like UNKNOWN_SERVER_ERROR): its sequence is unresolved.
+            acc.fail(batch, error)
+            self._sequence_unresolved(error, batch.tp)
+        else:
+            acc.fail(batch, error)
         if self._txn is not None:
             self._txn.abortable_error(error)
+
+    def _fail_rejected(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Fail a sequenced batch the broker answered with an error that rejects it.
+
+        The broker still expects the batch's sequence, so the partition's later batches
+        would come back OUT_OF_ORDER_SEQUENCE_NUMBER for ever unless their sequences move.
+        Without a transaction the epoch is bumped and the partition renumbered (as the Java
+        client does): a later batch is then written even if the broker did write this one
+        after all (a proxy or a buggy broker rewriting the answer). Inside a transaction,
+        which can only be aborted now, the later batches move down by this batch's record
+        count instead (the Java client's ``adjustSequencesDueToFailedBatch``), so they
+        settle without waiting for a bump.
+        """
+        if self._txn is None:
+            self._acc.fail(batch, error)
+            self._sequence_unresolved(error, batch.tp)
+            return
+        self._acc.fail(batch, error, unwritten=True)
+        self._txn.abortable_error(error)
+
+    def _on_sequence_error(self, batch: ProducerBatch, error: BaseException, now: float) -> None:
+        """OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID for an idempotent batch.
+
+        Either way the broker did not write the batch.
+        """
+        acc = self._acc
+        ps = acc.partition_state(batch.tp)
+        expected = (
+            ps is not None and not batch.sequence_reset and ps.acked_sequence == batch.base_sequence
+        )
+        if now >= batch.created + acc.delivery_timeout or self._stopping_hard:
+            # Out of time (or closing): fail it like any other rejected batch instead of
+            # re-queueing it for ever.
+            self._fail_rejected(batch, error)
+            return
+        if not expected:
+            # Not the batch the broker expected next: an earlier batch of the partition
+            # failed (or this one was renumbered while in flight), and this one merely
+            # follows it. Retry it (as the Java client does); an epoch bump in progress
+            # gives it a fresh sequence first.
+            self.retries += 1
+            acc.reenqueue(batch, now)
+            return
+        if self._txn is None:
+            # The broker lost our state (UNKNOWN_PRODUCER_ID: retention) or sees a gap
+            # before the batch it expected next (OUT_OF_ORDER_SEQUENCE: e.g. its state
+            # went back after a leader change). Every batch before this one is
+            # acknowledged, and one the broker had written would have come back as a
+            # duplicate, so resending it under a bumped epoch is safe; the Java client
+            # retries both cases the same way.
+            self._sequence_unresolved(error, batch.tp)
+            self.retries += 1
+            acc.reenqueue(batch, now)
+            return
+        self._fail_rejected(batch, error)
 
     def abort_retries(self) -> None:
         """From now on fail instead of retrying (close ran out of time)."""

@@ -1,4 +1,5 @@
-"""Reading produced records back with peer clients (confluent-kafka, aiokafka).
+"""Reading produced records back with peer clients (confluent-kafka, aiokafka), and
+waiting for a condition with a deadline.
 
 Imported by the producer tests as ``producer_readback`` (pytest puts this directory on
 ``sys.path``).
@@ -7,10 +8,24 @@ Imported by the producer tests as ``producer_readback`` (pytest puts this direct
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:  # noqa: ASYNC109
+    """Poll ``condition`` until it holds; ``TimeoutError`` after ``timeout`` seconds.
+
+    For state a test cannot await directly (statistics counters): a fixed sleep would be
+    too short on a loaded machine and needlessly long on an idle one.
+    """
+    with anyio.fail_after(timeout):
+        while True:
+            if condition():
+                return
+            await anyio.sleep(0.02)
 
 
 def consume_confluent(

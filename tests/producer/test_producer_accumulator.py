@@ -290,6 +290,8 @@ def test_reset_sequences_restamps_queued_retries() -> None:
     b1 = acc.drain(1, leader, 1 << 20, 1.0)[0]
     b2 = acc.drain(1, leader, 1 << 20, 1.0)[0]
     acc.fail(b1, KafkaTimeoutError("gone"))
+    # The sender marks the partition of a batch given up while its fate was unknown.
+    acc.sequence_unresolved(TP0)
     acc.reenqueue(b2, 1.0)
     assert not acc.has_in_flight()
     acc.reset_sequences(1000, 1)
