@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 soak: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m kafka_async.testing.soak
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info
