@@ -13,7 +13,9 @@ from kafka_async.errors import KafkaTimeoutError
 from kafka_async.producer.accumulator import (
     Delivery,
     InvalidStateError,
+    ProducerBatch,
     RecordAccumulator,
+    Segment,
     record_size,
 )
 from kafka_async.records.batch import decode_batches
@@ -349,7 +351,7 @@ def test_property_no_loss_no_duplicate_order_kept(
     counter = 0
     appended: dict[TopicPartition, list[int]] = {tp: [] for tp in tps}
     written: dict[TopicPartition, list[int]] = {tp: [] for tp in tps}
-    in_flight: list = []
+    in_flight: list[ProducerBatch] = []
     for op, a, b in script:
         if op == "append":
             tp = tps[a]
@@ -368,7 +370,7 @@ def test_property_no_loss_no_duplicate_order_kept(
                 acc.reenqueue(batch, now)
                 continue
             for rec in next(decode_batches(batch.build())).records():
-                written[batch.tp].append(int.from_bytes(rec.value[:4], "big"))
+                written[batch.tp].append(int.from_bytes((rec.value or b"")[:4], "big"))
             acc.complete(batch, 0)
         elif op == "retry" and in_flight:
             acc.reenqueue(in_flight.pop(a % len(in_flight)), now)
@@ -388,7 +390,7 @@ def test_property_no_loss_no_duplicate_order_kept(
             break
         for batch in out:
             for rec in next(decode_batches(batch.build())).records():
-                written[batch.tp].append(int.from_bytes(rec.value[:4], "big"))
+                written[batch.tp].append(int.from_bytes((rec.value or b"")[:4], "big"))
             acc.complete(batch, 0)
     assert not acc.incomplete
     assert acc.buffer_used == 0
@@ -407,7 +409,7 @@ def test_property_append_many_segments_cover_every_record(
     acc = make(max_batch_size=300, linger_ms=0)
     put(acc, TP0, b"already-open")  # the bulk run continues an open batch
     keys = [b"k%d" % i for i in range(len(values))] if with_keys else None
-    segments: list = []
+    segments: list[Segment] = []
     reserved = acc.append_many_to(
         acc.partition(TP0), 7, keys, values, None, 0.0, segments, index_base=100
     )
@@ -428,7 +430,7 @@ def test_property_append_many_segments_cover_every_record(
         for batch in out:
             got.extend((r.key, r.value) for r in next(decode_batches(batch.build())).records())
             acc.complete(batch, 0)
-    expect = [(None, b"already-open")]
+    expect: list[tuple[bytes | None, bytes | None]] = [(None, b"already-open")]
     expect += [(keys[i] if keys else None, v) for i, v in enumerate(values)]
     assert got == expect
     assert acc.buffer_used == 0

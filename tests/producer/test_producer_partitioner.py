@@ -6,6 +6,7 @@ import os
 import random
 import warnings
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -94,7 +95,7 @@ def test_sticky_prefers_available_partitions_and_spreads_evenly() -> None:
     p = UniformStickyPartitioner(10, rng=random.Random(7))
     all_parts = list(range(5))
     available = [1, 3]
-    seen = Counter()
+    seen: Counter[int] = Counter()
     for _ in range(2000):
         part = p.partition("t", b"ignored-key", all_parts, available)
         seen[part] += 1
@@ -157,7 +158,9 @@ def test_make_partitioner_names_and_errors() -> None:
 
 @pytest.mark.integration
 @pytest.mark.interop
-def test_murmur2_matches_librdkafka_murmur2_random(kafka_broker: str, new_topic) -> None:
+def test_murmur2_matches_librdkafka_murmur2_random(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
     """confluent-kafka's murmur2_random picks the same partition as our murmur2 for keys."""
     confluent_kafka = pytest.importorskip("confluent_kafka")
     partitions = 7
