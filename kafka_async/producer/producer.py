@@ -952,6 +952,8 @@ class Producer:
                 continue
             if is_fatal_txn_error(err):
                 txn.fatal_error(err)
+                if self._sender is not None:
+                    self._sender.fail_fatal(err)
             else:
                 txn.abortable_error(err)
             raise err
