@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+from producer_readback import wait_until
 
 from kafka_async import Producer, TopicPartition
 from kafka_async.errors import KafkaError, ProducerFencedError
@@ -268,3 +269,29 @@ async def test_transaction_calls_need_a_transactional_id(kafka_broker: str) -> N
                 pass
         with pytest.raises(TransactionStateError, match="transactional_id"):
             await p.send_offsets_to_transaction({}, "group")
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_fenced_transaction_call_fails_queued_records_at_once(
+    kafka_broker: str, new_topic: Any
+) -> None:
+    """Review issue 3.3: a fatal answer to a transaction call (here AddOffsetsToTxn after a
+    newer instance fenced us) stops the sender through its own path, so records queued in
+    the transaction fail at once instead of at the sender's next wake-up (linger: a minute).
+    """
+    topic = new_topic(1)
+    tid = f"tx-{topic}"
+    async with Producer(
+        bootstrap_servers=kafka_broker, transactional_id=tid, linger_ms=60_000
+    ) as old:
+        old.begin_transaction()
+        queued = await old.enqueue(topic, value=b"lingering")
+        txn = old._txn
+        assert txn is not None
+        await wait_until(lambda: not txn.pending and bool(txn.partitions))
+        async with Producer(bootstrap_servers=kafka_broker, transactional_id=tid):
+            with pytest.raises(ProducerFencedError):
+                await old.send_offsets_to_transaction({TopicPartition(topic, 0): 0}, "g")
+            assert queued.done()
+            assert isinstance(queued.exception(), ProducerFencedError)
