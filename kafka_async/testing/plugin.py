@@ -156,11 +156,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     funcargs = getattr(item, "funcargs", {})
     brokers: list[tuple[str, EmbeddedBroker]] = []
+    from .broker import EmbeddedBroker  # lazy: only when a test failed
+
+    # A user's own fixture may reuse these names for something else: only attach the log of
+    # what really is one of our brokers, never fail the report over it.
     for name in ("embedded_broker", "durable_broker"):
-        if name in funcargs:
+        if isinstance(funcargs.get(name), EmbeddedBroker):
             brokers.append((name, funcargs[name]))
-    if "proxied_broker" in funcargs:
-        brokers.append(("proxied_broker", funcargs["proxied_broker"].broker))
+    proxied = getattr(funcargs.get("proxied_broker"), "broker", None)
+    if isinstance(proxied, EmbeddedBroker):
+        brokers.append(("proxied_broker", proxied))
     if "kafka_broker" in funcargs and _SESSION_BROKER:
         brokers.append(("kafka_broker", _SESSION_BROKER[0]))
     for name, broker in brokers:
