@@ -339,6 +339,13 @@ def _tag_seen(found: dict[int, set[int]], value: bytes | None) -> None:
         found.setdefault(tag.partition, set()).add(tag.seq)
 
 
+def _reached(next_offset: Mapping[int, int], ends: Mapping[int, tuple[int, int]] | None) -> bool:
+    """True when every partition was read up to the end offset taken at the start."""
+    if ends is None:
+        return False
+    return all(next_offset.get(p, low) >= high for p, (low, high) in ends.items())
+
+
 def read_back_confluent(
     bootstrap: str,
     topic: str,
@@ -351,7 +358,10 @@ def read_back_confluent(
 ) -> list[Observed]:
     """Read every partition of ``topic`` from the beginning with librdkafka (assign mode).
 
-    Blocking (call it through ``anyio.to_thread.run_sync`` from async code). Stops once every
+    Blocking (call it through ``anyio.to_thread.run_sync`` from async code). The end offsets
+    are taken first, so call it once producing has stopped: reading stops as soon as every
+    partition was read up to them (the whole log: every copy of every record). If that never
+    happens (a transaction marker is the last offset, say), it stops once every
     ``expect``-ed sequence was seen plus ``grace`` seconds (for duplicates to show up), after
     ``idle`` seconds without a new record, or at ``timeout``.
     """
@@ -369,17 +379,30 @@ def read_back_confluent(
     )
     out: list[Observed] = []
     found: dict[int, set[int]] = {}
+    next_offset: dict[int, int] = {}
     try:
+        start = time.monotonic()
+        ends: dict[int, tuple[int, int]] | None = {}
+        for p in range(partitions):
+            try:
+                marks = consumer.get_watermark_offsets(
+                    confluent_kafka.TopicPartition(topic, p), timeout=min(timeout, 10.0)
+                )
+            except confluent_kafka.KafkaException:
+                marks = None
+            if marks is None or ends is None:
+                ends = None  # no end offsets: the expect/idle rules decide when to stop
+                break
+            ends[p] = (int(marks[0]), int(marks[1]))
         consumer.assign(
             [
                 confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
                 for p in range(partitions)
             ]
         )
-        start = time.monotonic()
-        last_new = start
+        last_new = time.monotonic()
         done_at: float | None = None
-        while True:
+        while not _reached(next_offset, ends):
             now = time.monotonic()
             if now - start > timeout or now - last_new > idle:
                 break
@@ -390,7 +413,9 @@ def read_back_confluent(
                 if err is not None:
                     raise RuntimeError(f"confluent-kafka read-back error: {err}")
                 value = msg.value()
-                out.append(Observed(int(msg.partition() or 0), int(msg.offset() or 0), value))
+                partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
+                out.append(Observed(partition, offset, value))
+                next_offset[partition] = max(next_offset.get(partition, 0), offset + 1)
                 _tag_seen(found, value)
                 last_new = time.monotonic()
             if done_at is None and _complete(found, expect):
@@ -411,14 +436,17 @@ async def read_back_ours(
     grace: float = 1.0,
     **consumer_config: Any,
 ) -> list[Observed]:
-    """The same read-back with ``kafka_async.Consumer`` (assign mode, from the beginning)."""
+    """The same read-back with ``kafka_async.Consumer`` (assign mode, from the beginning),
+    with the same stopping rules (end offsets from ``Consumer.end_offsets``)."""
     import anyio
 
     from ..consumer import Consumer
+    from ..errors import KafkaError
     from ..structs import TopicPartition
 
     out: list[Observed] = []
     found: dict[int, set[int]] = {}
+    next_offset: dict[int, int] = {}
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     consumer: Consumer[bytes, bytes] = Consumer(
         bootstrap_servers=bootstrap,
@@ -427,13 +455,23 @@ async def read_back_ours(
         **consumer_config,
     )
     async with consumer:
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
         start = anyio.current_time()
-        last_new = start
-        done_at: float | None = None
         with anyio.fail_after(timeout + 10):
-            while True:
+            ends: dict[int, tuple[int, int]] | None = None
+            with anyio.move_on_after(min(timeout, 10.0)):
+                try:
+                    lows = await consumer.beginning_offsets(tps)
+                    highs = await consumer.end_offsets(tps)
+                except KafkaError:
+                    pass  # no end offsets: the expect/idle rules decide when to stop
+                else:
+                    if len(lows) == len(highs) == len(tps):
+                        ends = {tp.partition: (lows[tp], highs[tp]) for tp in tps}
+            consumer.assign(tps)
+            await consumer.seek_to_beginning(*tps)
+            last_new = anyio.current_time()
+            done_at: float | None = None
+            while not _reached(next_offset, ends):
                 now = anyio.current_time()
                 if now - start > timeout or now - last_new > idle:
                     break
@@ -443,6 +481,9 @@ async def read_back_ours(
                 for tp, records in batches.items():
                     for rec in records:
                         out.append(Observed(tp.partition, rec.offset, rec.value))
+                        next_offset[tp.partition] = max(
+                            next_offset.get(tp.partition, 0), rec.offset + 1
+                        )
                         _tag_seen(found, rec.value)
                         last_new = anyio.current_time()
                 if done_at is None and _complete(found, expect):
