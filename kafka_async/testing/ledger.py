@@ -346,6 +346,20 @@ def _reached(next_offset: Mapping[int, int], ends: Mapping[int, tuple[int, int]]
     return all(next_offset.get(p, low) >= high for p, (low, high) in ends.items())
 
 
+def _trusted(
+    next_offset: Mapping[int, int], ends: dict[int, tuple[int, int]] | None
+) -> dict[int, tuple[int, int]] | None:
+    """``ends``, or None once a record was read past one of them.
+
+    Nothing is produced during a read-back, so an end offset that was passed was stale: a
+    durable Tansu restarted after a kill -9 answers ListOffsets with an end offset below the
+    records it serves. Stopping there would report the records after it as lost.
+    """
+    if ends is None or any(next_offset.get(p, low) > high for p, (low, high) in ends.items()):
+        return None
+    return ends
+
+
 def read_back_confluent(
     bootstrap: str,
     topic: str,
@@ -360,10 +374,11 @@ def read_back_confluent(
 
     Blocking (call it through ``anyio.to_thread.run_sync`` from async code). The end offsets
     are taken first, so call it once producing has stopped: reading stops as soon as every
-    partition was read up to them (the whole log: every copy of every record). If that never
-    happens (a transaction marker is the last offset, say), it stops once every
-    ``expect``-ed sequence was seen plus ``grace`` seconds (for duplicates to show up), after
-    ``idle`` seconds without a new record, or at ``timeout``.
+    partition was read up to them (the whole log: every copy of every record). When that
+    never happens (a transaction marker is the last offset, say), or a record turns up past
+    an end offset (it was stale), it stops once every ``expect``-ed sequence was seen plus
+    ``grace`` seconds (for duplicates to show up), after ``idle`` seconds without a new
+    record, or at ``timeout``.
     """
     import confluent_kafka
 
@@ -418,6 +433,7 @@ def read_back_confluent(
                 next_offset[partition] = max(next_offset.get(partition, 0), offset + 1)
                 _tag_seen(found, value)
                 last_new = time.monotonic()
+            ends = _trusted(next_offset, ends)
             if done_at is None and _complete(found, expect):
                 done_at = time.monotonic()
         return out
@@ -486,6 +502,7 @@ async def read_back_ours(
                         )
                         _tag_seen(found, rec.value)
                         last_new = anyio.current_time()
+                ends = _trusted(next_offset, ends)
                 if done_at is None and _complete(found, expect):
                     done_at = anyio.current_time()
     return out
