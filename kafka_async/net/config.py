@@ -6,7 +6,9 @@ one exists, so code moves over with few edits.
 
 Higher-level configs build it from their own keyword arguments with
 :meth:`ClientConfig.from_kwargs`, which takes the settings it knows and hands back the rest,
-so validation lives in one place.
+so validation lives in one place. :class:`ClientSettings` lists the same names as a
+``TypedDict``: the clients' ``**settings`` are typed with it (and its extensions), so mypy
+and editors know every name and value type before run time.
 
 Security
 --------
@@ -185,7 +187,7 @@ def _parse_address(item: str) -> tuple[str, int]:
 class ClientConfig:
     """Settings every client (producer, consumer, admin) shares. All times in milliseconds."""
 
-    bootstrap_servers: str | Sequence[str] = "localhost:9092"
+    bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS
     client_id: str = "kafka-async"
     request_timeout_ms: int = 30_000
     connections_max_idle_ms: int = 540_000
