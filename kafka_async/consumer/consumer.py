@@ -18,11 +18,14 @@ yet yielded are not committed (manual or auto commit, or on revocation): commits
 offset of the first record still waiting in the chunk.
 
 Shutdown: the background tasks (and the cluster client's connection readers) run in
-``cluster.tasks.BackgroundTasks``, shielded from the scopes around ``async with``. When such
-a scope is cancelled (an application's shutdown, an outer ``move_on_after``), they keep
-running until ``close()`` has made its final auto commit, committed on revocation and sent
-LeaveGroup (all within ``close_timeout_ms``); then they are cancelled and the outer
-cancellation goes on from ``close()``.
+``cluster.tasks.BackgroundTasks``, a task group in a task of its own that the scopes around
+``async with`` do not reach. When such a scope is cancelled (an application's shutdown, an
+outer ``move_on_after``), they keep running until ``close()`` has made its final auto commit,
+committed on revocation and sent LeaveGroup (all within ``close_timeout_ms``); then they are
+cancelled and the outer cancellation goes on from ``close()``. ``close()`` may be called from
+any task and inside any cancel scope (``with anyio.fail_after(5): await consumer.close()``).
+If a background task fails unexpectedly (a bug), the consumer's calls raise
+:class:`~kafka_async.errors.BackgroundTaskError` from then on.
 
 Observability (``hooks=``, a :class:`~kafka_async.observability.ClientHooks`): the consumer
 hands its ``statistics`` to ``client_started`` once started and to ``client_closed`` when
@@ -45,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import anyio
 import anyio.abc
@@ -54,6 +57,7 @@ import anyio.lowlevel
 from ..cluster.client import ClusterClient
 from ..cluster.tasks import BackgroundTasks
 from ..errors import (
+    BackgroundTaskError,
     ClientClosedError,
     ConfigError,
     KafkaError,
@@ -62,12 +66,15 @@ from ..errors import (
 from ..observability import ClientHooks, ConsumeEvent, call_hook
 from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from ._signal import Signal
-from .config import ConsumerConfig
+from .config import ConsumerConfig, ConsumerSettings, Deserializer
 from .errors import CommitFailedError, NoOffsetForPartitionError
 from .fetcher import Fetcher
 from .group.coordinator import GroupCoordinator
 from .offsets import OffsetClient
 from .positions import EARLIEST, LATEST, SubscriptionState
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +114,64 @@ class ConsumerGroupMetadata:
 class Consumer(Generic[K, V]):
     """An asyncio/trio Kafka consumer. See the module docstring and ``ConsumerConfig``.
 
+    Settings are typed by :class:`~kafka_async.consumer.config.ConsumerSettings`;
+    ``key_deserializer`` / ``value_deserializer`` (callables on ``bytes | None``) make the
+    consumer a ``Consumer[K, V]`` of their return types, ``Consumer[bytes, bytes]`` without.
     ``topics`` subscribes at start (group mode, needs ``group_id``); or call
     ``subscribe``/``assign`` before or after ``start``. Use as ``async with`` or call
     ``start()``/``close()`` from one task.
     """
 
-    def __init__(self, *topics: str, listener: object | None = None, **config: Any) -> None:
-        self._config = ConsumerConfig.from_kwargs(**config)
+    # Without deserializers keys and values stay bytes; each deserializer given sets K or V
+    # to its return type. They are parameters rather than ConsumerSettings keys because mypy
+    # picks K and V (and the bytes default when absent) by matching these overloads.
+    @overload
+    def __init__(
+        self: Consumer[bytes, bytes],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: None = None,
+        value_deserializer: None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[K, bytes],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Callable[[bytes | None], K],
+        value_deserializer: None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[bytes, V],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: None = None,
+        value_deserializer: Callable[[bytes | None], V],
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Callable[[bytes | None], K],
+        value_deserializer: Callable[[bytes | None], V],
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    def __init__(
+        self,
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Deserializer | None = None,
+        value_deserializer: Deserializer | None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None:
+        self._config = ConsumerConfig.from_kwargs(
+            key_deserializer=key_deserializer, value_deserializer=value_deserializer, **config
+        )
         cfg = self._config
         self._subs = SubscriptionState(cfg.auto_offset_reset)
         self._changed = Signal()
@@ -153,6 +211,7 @@ class Consumer(Generic[K, V]):
         #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
         self._iter: deque[ConsumerRecord[K, V]] = deque()
         self._position_error: BaseException | None = None
+        self._failure: BackgroundTaskError | None = None
         self._last_committed: dict[TopicPartition, int] = {}
         self._hooks = cfg.hooks
         if topics:
@@ -183,10 +242,12 @@ class Consumer(Generic[K, V]):
         await stack.__aenter__()
         try:
             await stack.enter_async_context(self._client)
-            # Shielded (see cluster/tasks.py): cancelling the scope around ``async with
+            # Detached (see cluster/tasks.py): cancelling the scope around ``async with
             # Consumer`` must leave the fetcher and the group coordinator running until
             # close() has committed and left the group.
-            tg = await stack.enter_async_context(BackgroundTasks("consumer"))
+            tg = await stack.enter_async_context(
+                BackgroundTasks("consumer", on_error=self._background_failed)
+            )
             self._tg = tg
             self._stack = stack
             self._track_topics()
@@ -239,10 +300,8 @@ class Consumer(Generic[K, V]):
         self._closed = True
         if tg is not None:
             tg.cancel()
-        # Outside any new cancel scope: the task groups on the stack must be exited in the
-        # scope they were entered in. With our tasks cancelled this is quick, and the
-        # cluster client bounds its own socket closing. An outer cancellation is re-raised
-        # from here.
+        # Leaving the background tasks and the cluster client waits (shielded, bounded)
+        # until they are done; an outer cancellation is re-raised from here afterwards.
         try:
             await stack.aclose()
         finally:
@@ -255,6 +314,8 @@ class Consumer(Generic[K, V]):
                     self._config.client.client_id,
                     self.statistics,
                 )
+        # An outer cancellation that arrived while closing propagates now that all is done.
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def _final_commit(self, coordinator: GroupCoordinator, timeout: float) -> None:  # noqa: ASYNC109
         """close(): commit what the application received, when there is anything to commit
@@ -272,6 +333,8 @@ class Consumer(Generic[K, V]):
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ClientClosedError("the consumer is not started (use 'async with' or start())")
+        if self._failure is not None:
+            raise self._failure
 
     def _track_topics(self) -> None:
         if self._subs.pattern is not None:
@@ -571,7 +634,14 @@ class Consumer(Generic[K, V]):
 
     # -- consuming ---------------------------------------------------------------------------
 
+    def _background_failed(self, error: BackgroundTaskError) -> None:
+        """A background task failed unexpectedly: getmany and friends raise ``error``."""
+        self._failure = error
+        self._fetcher.data_ready.notify()
+
     def _raise_pending(self) -> None:
+        if self._failure is not None:
+            raise self._failure
         if self._coordinator is not None and self._coordinator.error is not None:
             err = self._coordinator.error
             if not isinstance(err, KafkaError) or self._coordinator.membership.failure is None:
