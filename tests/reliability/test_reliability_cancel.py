@@ -300,9 +300,7 @@ async def test_reliability_close_from_another_task(embedded_broker: EmbeddedBrok
     the background tasks are gone, while the starting task has long returned."""
     base = await _baseline()
     producer = Producer(bootstrap_servers=embedded_broker.bootstrap_servers)
-    consumer: Consumer[bytes, bytes] = Consumer(
-        bootstrap_servers=embedded_broker.bootstrap_servers
-    )
+    consumer: Consumer[bytes, bytes] = Consumer(bootstrap_servers=embedded_broker.bootstrap_servers)
 
     async def starter() -> None:
         await producer.start()
