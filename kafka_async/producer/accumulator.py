@@ -10,7 +10,8 @@ The accumulator owns every record between ``Producer.enqueue`` and the broker's 
 * ``drain`` takes, for one broker, at most one batch per partition (a Produce request may
   name a partition only once) up to ``max_request_size``, and stamps producer id, epoch and
   sequence numbers on batches that have none yet;
-* ``complete`` / ``fail`` / ``reenqueue`` settle a batch after the broker answered.
+* ``complete`` / ``fail`` / ``reenqueue`` settle a batch after the broker answered, and
+  ``split`` puts a batch the broker refused as too large back as smaller batches.
 
 Nothing here awaits or does I/O; the sender calls these functions and does the waiting.
 
@@ -27,6 +28,9 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
 * A batch the broker rejected (so did not write) leaves a gap before the later batches of
   its partition: the sender has them renumbered, by an epoch bump or, inside a transaction,
   by ``fail(..., unwritten=True)`` moving their sequences down.
+* A batch split after a too-large refusal (never written) hands its sequence range, in
+  order, to its pieces, which take its place: the broker still expects its first sequence,
+  so the partition's later batches keep theirs and nothing is renumbered.
 * An epoch bump renumbers only partitions that are unresolved or have no sequenced batch
   left; a partition with a retry that may already be written keeps its old producer id,
   epoch and sequences until that retry is settled, so the broker can still recognise it as

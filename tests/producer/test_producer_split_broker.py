@@ -18,7 +18,11 @@ import anyio
 import pytest
 
 from kafka_async import Consumer, Producer
+from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import MessageTooLargeError
+from kafka_async.net.config import ClientConfig
+from kafka_async.protocol.apis import PRODUCE
+from kafka_async.records.batch import BatchBuilder
 from kafka_async.structs import TopicPartition
 from kafka_async.testing import ProxiedBroker
 from kafka_async.testing.proxy import start_proxied_broker
@@ -202,3 +206,42 @@ async def test_bulk_enqueue_is_split_per_record(limited: ProxiedBroker) -> None:
     assert [r.offset for r in results] == list(range(len(values)))  # type: ignore[union-attr]
     read = await _read_back(pb, topic, len(values))
     assert read[1] == values
+
+
+@pytest.mark.anyio
+async def test_proxy_limit_refuses_only_the_oversized_partition(limited: ProxiedBroker) -> None:
+    """The emulated limit itself: in one Produce request, the oversized partition is answered
+    MESSAGE_TOO_LARGE and not written; the other partition is written and answered as usual."""
+    pb = limited
+    topic = _topic(pb)
+    small = BatchBuilder(None)
+    small.append(1_000, None, b"small")
+    large = BatchBuilder(None, batch_size_limit=4 * LIMIT)
+    large.append(1_000, None, b"L" * (2 * LIMIT))
+    body = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 5_000,
+        "topic_data": [
+            {
+                "name": topic,
+                "partition_data": [
+                    {"index": 0, "records": small.build()},
+                    {"index": 1, "records": large.build()},
+                ],
+            }
+        ],
+    }
+    refused_before = pb.proxy.stats.batches_refused
+    async with ClusterClient(ClientConfig(bootstrap_servers=pb.bootstrap_servers)) as client:
+        with anyio.fail_after(30):
+            await client.refresh_metadata([topic])
+            leader = client.metadata.leader_for(TopicPartition(topic, 0))
+            assert leader is not None
+            assert leader == client.metadata.leader_for(TopicPartition(topic, 1))
+            resp = await client.request(leader, PRODUCE, body)
+    codes = {p.index: p.error_code for t in resp.responses for p in t.partition_responses}
+    assert codes == {0: 0, 1: MessageTooLargeError.code}
+    assert pb.proxy.stats.batches_refused - refused_before == 1
+    read = await _read_back(pb, topic, 1)
+    assert read == {0: [b"small"], 1: [], 2: []}
