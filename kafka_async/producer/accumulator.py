@@ -937,8 +937,11 @@ class RecordAccumulator:
         if batch.builder is None or batch.record_count < 2:
             raise ValueError(f"{batch!r} cannot be split (settled, or a single record)")
         ps = self._parts[batch.tp]
-        records = list(next(decode_batches(batch.build())).records())
         size = batch.builder.size_in_bytes
+        # Our own batch: its records' uncompressed size is known, and no cap may refuse it.
+        records = list(
+            next(decode_batches(batch.build(), max_decompressed_size=max(size, 1))).records()
+        )
         limit = HEADER_SIZE + max(1, (size - HEADER_SIZE + 1) // 2)
         pieces = split_records(records, limit, self.compression_type, self.transactional)
 

@@ -382,3 +382,24 @@ def test_split_pieces_expire_with_the_original_delivery_timeout() -> None:
     assert all(type(d.exception()).__name__ == "KafkaTimeoutError" for d in ds)
     assert big.done
     assert acc.buffer_used == 0
+
+
+@pytest.mark.parametrize("compression", ["gzip", None])
+def test_compressed_batch_is_split_by_uncompressed_size(compression: str | None) -> None:
+    acc = make(idempotent=False, compression_type=compression)
+    sender = make_sender(acc)
+    values = [b"%03d" % i * 100 for i in range(20)]
+    ds = [put(acc, v) for v in values]
+    big = drain_one(acc)
+    sender._on_batch_error(big, MessageTooLargeError(), 1.1)
+    assert big.children is not None
+    # Twenty records of one size: two halves of ten, compressed as the batch was.
+    assert [p.record_count for p in big.children] == [10, 10]
+    assert [v for p in big.children for v in values_of(p)] == values
+    for piece in big.children:
+        (decoded,) = decode_batches(piece.build())
+        assert decoded.compression_type == (1 if compression == "gzip" else 0)
+    for offset, piece in enumerate(big.children):
+        assert drain_one(acc, 2.0) is piece
+        acc.complete(piece, offset * 10)
+    assert [d.result().offset for d in ds] == list(range(20))
