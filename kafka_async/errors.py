@@ -91,6 +91,12 @@ class ClientClosedError(KafkaError):
     """The client was closed; the operation cannot start or complete."""
 
 
+class BackgroundTaskError(KafkaError):
+    """A background task of the client (connection reader, sender, fetcher, group
+    coordinator) stopped with an unexpected error, so the client cannot go on. The original
+    error is the ``__cause__``. ``close()`` still works and returns."""
+
+
 class InvalidStateError(KafkaError):
     """A result was read before it existed (a delivery's outcome before the record was
     settled)."""

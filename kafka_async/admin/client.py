@@ -239,7 +239,7 @@ class AdminClient:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect to the cluster (fetches metadata). Call :meth:`close` from the same task."""
+        """Connect to the cluster (fetches metadata). :meth:`close` may run in any task."""
         if self._closed:
             raise ClientClosedError("AdminClient is closed")
         if self._started:

@@ -32,6 +32,7 @@ import anyio
 import anyio.abc
 
 from ..errors import (
+    BackgroundTaskError,
     ClientClosedError,
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -136,6 +137,7 @@ class ClusterClient:
         self._lookups: dict[tuple[int, str], _Lookup] = {}
         self._stack: AsyncExitStack | None = None
         self._tg: BackgroundTasks | None = None
+        self._failure: BackgroundTaskError | None = None
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -160,11 +162,14 @@ class ClusterClient:
         await stack.__aenter__()
         self._stack = stack
         try:
-            # Shielded background tasks (see tasks.py): cancelling the scope around the
-            # owner (``async with Consumer(...)`` in a cancelled scope) must not stop the
-            # connection readers, refreshes and coordinator lookups its close() relies on.
-            # The pool is entered inside the shielded host, so its reader tasks are too.
-            tasks = await stack.enter_async_context(BackgroundTasks("cluster client"))
+            # Background tasks in a task of their own (see tasks.py): cancelling the scope
+            # around the owner (``async with Consumer(...)`` in a cancelled scope) must not
+            # stop the connection readers, refreshes and coordinator lookups its close()
+            # relies on, and close() may run in any task or scope. The pool is entered
+            # inside that group, so its reader tasks are too.
+            tasks = await stack.enter_async_context(
+                BackgroundTasks("cluster client", on_error=self._background_failed)
+            )
             await tasks.start(self._run_pool)
             self._tg = tasks
             await self.refresh_metadata()
@@ -179,11 +184,8 @@ class ClusterClient:
             await anyio.sleep_forever()
 
     async def close(self) -> None:
-        """Stop background work and close every connection. Never hangs.
-
-        Like any anyio task group owner, call it from the task that called :meth:`start`,
-        outside any task group opened after ``start`` (``async with`` does this for you).
-        """
+        """Stop background work and close every connection. Never hangs; may be called
+        from any task and inside any cancel scope."""
         await self._exit(None, None, None)
 
     async def _exit(
@@ -203,14 +205,19 @@ class ClusterClient:
         await self._pool.close()
         if self._tg is not None:
             self._tg.cancel()
-        # The caller's exception is not passed into the task groups: they hold only our
-        # background tasks (cancelled above), and anyio would wrap it in an ExceptionGroup.
-        # Not wrapped in a shielded scope either: the task groups on the stack must be
-        # exited in the scope they were entered in.
+        # The caller's exception is not passed into the background tasks (they are ours,
+        # cancelled above). Leaving them waits, shielded and bounded, until they are done.
         await stack.__aexit__(None, None, None)
         return None
 
+    def _background_failed(self, error: BackgroundTaskError) -> None:
+        """A background task failed unexpectedly: every later call raises ``error``."""
+        self._failure = error
+        self._updated.set()
+
     def _check_open(self) -> BackgroundTasks:
+        if self._failure is not None:
+            raise self._failure
         if self._closed or self._tg is None:
             raise ClientClosedError("the cluster client is closed or not started")
         return self._tg
@@ -368,6 +375,7 @@ class ClusterClient:
         event = self._updated
         with anyio.move_on_after(timeout):
             await event.wait()
+            self._check_open()
             return self._metadata
         raise KafkaTimeoutError(f"no metadata update within {timeout:.3f} s")
 

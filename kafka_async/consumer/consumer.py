@@ -18,11 +18,14 @@ yet yielded are not committed (manual or auto commit, or on revocation): commits
 offset of the first record still waiting in the chunk.
 
 Shutdown: the background tasks (and the cluster client's connection readers) run in
-``cluster.tasks.BackgroundTasks``, shielded from the scopes around ``async with``. When such
-a scope is cancelled (an application's shutdown, an outer ``move_on_after``), they keep
-running until ``close()`` has made its final auto commit, committed on revocation and sent
-LeaveGroup (all within ``close_timeout_ms``); then they are cancelled and the outer
-cancellation goes on from ``close()``.
+``cluster.tasks.BackgroundTasks``, a task group in a task of its own that the scopes around
+``async with`` do not reach. When such a scope is cancelled (an application's shutdown, an
+outer ``move_on_after``), they keep running until ``close()`` has made its final auto commit,
+committed on revocation and sent LeaveGroup (all within ``close_timeout_ms``); then they are
+cancelled and the outer cancellation goes on from ``close()``. ``close()`` may be called from
+any task and inside any cancel scope (``with anyio.fail_after(5): await consumer.close()``).
+If a background task fails unexpectedly (a bug), the consumer's calls raise
+:class:`~kafka_async.errors.BackgroundTaskError` from then on.
 
 Observability (``hooks=``, a :class:`~kafka_async.observability.ClientHooks`): the consumer
 hands its ``statistics`` to ``client_started`` once started and to ``client_closed`` when
@@ -54,6 +57,7 @@ import anyio.lowlevel
 from ..cluster.client import ClusterClient
 from ..cluster.tasks import BackgroundTasks
 from ..errors import (
+    BackgroundTaskError,
     ClientClosedError,
     ConfigError,
     KafkaError,
@@ -153,6 +157,7 @@ class Consumer(Generic[K, V]):
         #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
         self._iter: deque[ConsumerRecord[K, V]] = deque()
         self._position_error: BaseException | None = None
+        self._failure: BackgroundTaskError | None = None
         self._last_committed: dict[TopicPartition, int] = {}
         self._hooks = cfg.hooks
         if topics:
@@ -183,10 +188,12 @@ class Consumer(Generic[K, V]):
         await stack.__aenter__()
         try:
             await stack.enter_async_context(self._client)
-            # Shielded (see cluster/tasks.py): cancelling the scope around ``async with
+            # Detached (see cluster/tasks.py): cancelling the scope around ``async with
             # Consumer`` must leave the fetcher and the group coordinator running until
             # close() has committed and left the group.
-            tg = await stack.enter_async_context(BackgroundTasks("consumer"))
+            tg = await stack.enter_async_context(
+                BackgroundTasks("consumer", on_error=self._background_failed)
+            )
             self._tg = tg
             self._stack = stack
             self._track_topics()
@@ -239,10 +246,8 @@ class Consumer(Generic[K, V]):
         self._closed = True
         if tg is not None:
             tg.cancel()
-        # Outside any new cancel scope: the task groups on the stack must be exited in the
-        # scope they were entered in. With our tasks cancelled this is quick, and the
-        # cluster client bounds its own socket closing. An outer cancellation is re-raised
-        # from here.
+        # Leaving the background tasks and the cluster client waits (shielded, bounded)
+        # until they are done; an outer cancellation is re-raised from here afterwards.
         try:
             await stack.aclose()
         finally:
@@ -255,6 +260,8 @@ class Consumer(Generic[K, V]):
                     self._config.client.client_id,
                     self.statistics,
                 )
+        # An outer cancellation that arrived while closing propagates now that all is done.
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def _final_commit(self, coordinator: GroupCoordinator, timeout: float) -> None:  # noqa: ASYNC109
         """close(): commit what the application received, when there is anything to commit
@@ -272,6 +279,8 @@ class Consumer(Generic[K, V]):
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ClientClosedError("the consumer is not started (use 'async with' or start())")
+        if self._failure is not None:
+            raise self._failure
 
     def _track_topics(self) -> None:
         if self._subs.pattern is not None:
@@ -571,7 +580,14 @@ class Consumer(Generic[K, V]):
 
     # -- consuming ---------------------------------------------------------------------------
 
+    def _background_failed(self, error: BackgroundTaskError) -> None:
+        """A background task failed unexpectedly: getmany and friends raise ``error``."""
+        self._failure = error
+        self._fetcher.data_ready.notify()
+
     def _raise_pending(self) -> None:
+        if self._failure is not None:
+            raise self._failure
         if self._coordinator is not None and self._coordinator.error is not None:
             err = self._coordinator.error
             if not isinstance(err, KafkaError) or self._coordinator.membership.failure is None:

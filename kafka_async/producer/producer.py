@@ -22,7 +22,9 @@ import anyio.lowlevel
 
 from .. import errors as E
 from ..cluster.client import GROUP, TRANSACTION, ClusterClient
+from ..cluster.tasks import BackgroundTasks
 from ..errors import (
+    BackgroundTaskError,
     ClientClosedError,
     KafkaConnectionError,
     KafkaError,
@@ -104,7 +106,8 @@ class Producer:
     :class:`~kafka_async.observability.ClientHooks`, e.g. OpenTelemetry spans and metrics;
     default off).
 
-    Use as ``async with``, or call :meth:`start` and :meth:`close` from the same task.
+    Use as ``async with``, or call :meth:`start` and later :meth:`close` (from any task, inside
+    any cancel scope).
     """
 
     def __init__(self, bootstrap_servers: str | Sequence[str] = "localhost:9092", **config: Any):
@@ -140,7 +143,7 @@ class Producer:
         self._client: ClusterClient | None = None
         self._sender: Sender | None = None
         self._stack: contextlib.AsyncExitStack | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._tasks: BackgroundTasks | None = None
         self._sender_done: anyio.Event | None = None
         self._host_scope: anyio.CancelScope | None = None
         # Created in start() (an event belongs to the running event loop).
@@ -172,7 +175,7 @@ class Producer:
 
     async def start(self) -> None:
         """Connect, fetch metadata, get a producer id (idempotent/transactional) and start the
-        sender. Call :meth:`close` from the same task afterwards."""
+        sender. :meth:`close` may later be called from any task and inside any cancel scope."""
         if self._state != "new":
             raise ClientClosedError(f"a Producer can only be started once (it is {self._state})")
         self._state = "starting"
@@ -180,11 +183,13 @@ class Producer:
         stop = self._stop = anyio.Event()
         self._host_done = anyio.Event()
         try:
-            # The caller's exception is kept out of this group (it holds only the host task).
-            tg = self._tg = anyio.create_task_group()
-            await tg.__aenter__()
-            stack.push_async_exit(lambda *_: tg.__aexit__(None, None, None))
-            await tg.start(self._host)
+            # A task group of the producer's own (see cluster/tasks.py): the caller's scopes
+            # do not reach the sender, and close() works from any task and scope.
+            tasks = self._tasks = await stack.enter_async_context(
+                BackgroundTasks("producer", on_error=self._background_failed)
+            )
+            # Cancelling the caller while the host starts cancels the host too.
+            await tasks.start(self._host)
             if self._txn is not None:
                 await self._init_transactions()
         except BaseException:
@@ -192,8 +197,7 @@ class Producer:
             stop.set()
             if self._host_scope is not None:
                 self._host_scope.cancel()
-            # Not wrapped in a new cancel scope: anyio requires the task group's scope to be
-            # exited from the scope it was entered in. The host is cancelled, so this is quick.
+            # The host is cancelled, so this is quick (and bounded, shielded).
             await stack.aclose()
             raise
         self._stack = stack
@@ -225,16 +229,13 @@ class Producer:
         call_hook(hooks.on_produce, event)
 
     async def _host(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Owns the cluster client and the sender. Once started, its scope is shielded: an
-        outer cancellation (application shutdown, ``move_on_after`` around ``async with``)
-        does not reach the connections and the sender, so :meth:`close` can still flush.
+        """Owns the cluster client and the sender, in the producer's background task group
+        (which an outer cancellation does not reach, so :meth:`close` can still flush).
         Only ``close()`` stops it (``_stop``, or cancelling ``_host_scope`` at its deadline).
         """
         assert self._stop is not None
         assert self._host_done is not None
         try:
-            # Not shielded while starting: a caller cancelled during start() must not wait
-            # for the bootstrap deadline.
             with anyio.CancelScope() as scope:
                 self._host_scope = scope
                 client = ClusterClient(
@@ -245,7 +246,6 @@ class Producer:
                     self._client, self._sender = client, sender
                     done = self._sender_done = anyio.Event()
                     await tg.start(self._run_sender, sender, done)
-                    scope.shield = True
                     task_status.started()
                     await self._stop.wait()
                     # In-flight requests are cancelled; their records fail ClientClosedError.
@@ -269,9 +269,9 @@ class Producer:
         """Abort an open transaction, send what is queued and stop.
 
         Returns within ``timeout`` seconds (default: ``delivery_timeout_ms``) plus a short
-        shutdown grace, even if the brokers are gone. Runs to the end even when the calling
-        task is being cancelled (the background tasks are shielded from outer cancellation;
-        the cancellation propagates once ``close`` is done).
+        shutdown grace, even if the brokers are gone. May be called from any task and inside
+        any cancel scope; runs to the end even when the calling task is being cancelled (the
+        cancellation propagates once ``close`` is done).
 
         Records not acknowledged by then fail with :class:`~kafka_async.errors.KafkaTimeoutError`
         (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight), and a warning
@@ -309,8 +309,8 @@ class Producer:
                     )
                     self._host_scope.cancel()
         finally:
-            # Outside any new cancel scope (anyio requires scopes to exit in LIFO order); the
-            # host has finished or is cancelled, so leaving the task group is quick.
+            # The host has finished or is cancelled: leaving the background task group is
+            # quick (and shielded, bounded by BackgroundTasks).
             if stack is not None:
                 await stack.aclose()
             self._state = "closed"
@@ -383,6 +383,18 @@ class Producer:
         await self.close()
 
     # -- producing -------------------------------------------------------------------------
+
+    def _background_failed(self, error: BackgroundTaskError) -> None:
+        """The sender or a connection task failed unexpectedly (a bug): fail every record
+        not yet settled with ``error`` and make every later call raise it."""
+        sender = self._sender
+        if sender is not None:
+            sender.fail_fatal(error)
+        for batch in list(self._acc.incomplete):
+            if not batch.done:
+                self._acc.fail(batch, error)
+        if sender is not None:
+            sender.notify_space()
 
     def _check_usable(self) -> Sender:
         sender = self._sender

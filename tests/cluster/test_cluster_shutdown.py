@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 
 import anyio
+import anyio.abc
 import pytest
 
 from kafka_async.cluster.client import ClusterClient
 from kafka_async.cluster.tasks import BackgroundTasks
-from kafka_async.errors import ClientClosedError
+from kafka_async.errors import BackgroundTaskError, ClientClosedError
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import API_VERSIONS
 
@@ -75,18 +76,102 @@ async def test_background_tasks_outlive_outer_cancel_until_cancel() -> None:
 
 @BACKENDS
 async def test_background_tasks_errors_reach_the_owner() -> None:
+    """An unexpected error stops the group, reaches ``on_error`` as a BackgroundTaskError
+    with the original cause, and later calls raise it."""
+    seen: list[BackgroundTaskError] = []
+    failed = anyio.Event()
+    stopped = anyio.Event()
+
     async def boom() -> None:
         await anyio.sleep(0.01)
         raise ValueError("boom")
 
-    async def owner() -> None:
-        async with BackgroundTasks("test") as tasks:
-            tasks.start_soon(boom)
-            await anyio.sleep(5)
+    async def sibling() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
 
-    # anyio may wrap it in an exception group.
-    with pytest.RaisesGroup(ValueError, allow_unwrapped=True, flatten_subgroups=True):
-        await owner()
+    def on_error(error: BackgroundTaskError) -> None:
+        seen.append(error)
+        failed.set()
+
+    async with BackgroundTasks("test", on_error=on_error) as tasks:
+        tasks.start_soon(sibling)
+        tasks.start_soon(boom)
+        with anyio.fail_after(5):
+            await failed.wait()
+            await stopped.wait()
+        assert isinstance(seen[0].__cause__, ValueError)
+        with pytest.raises(BackgroundTaskError):
+            tasks.start_soon(sibling)
+    assert tasks.closed
+
+
+@BACKENDS
+async def test_background_tasks_error_without_owner_callback_raises_on_exit() -> None:
+    raised = anyio.Event()
+
+    async def boom() -> None:
+        raised.set()
+        raise ValueError("boom")
+
+    tasks = BackgroundTasks("test")
+    await tasks.__aenter__()
+    tasks.start_soon(boom)
+    with anyio.fail_after(5):
+        await raised.wait()
+        await tasks.aclose()  # returns once the failed group has stopped
+    with pytest.raises(BackgroundTaskError) as info:
+        await tasks.__aexit__(None, None, None)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+@BACKENDS
+async def test_background_tasks_close_inside_a_later_scope_and_another_task() -> None:
+    """Entered in one place, closed inside a cancel scope opened later, or from another
+    task: both return once the tasks have finished (anyio forbids this for a task group
+    entered in the caller's task)."""
+    for where in ("scope", "task"):
+        finished = anyio.Event()
+
+        async def worker(finished: anyio.Event = finished) -> None:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                finished.set()
+
+        tasks = BackgroundTasks("test")
+        await tasks.__aenter__()
+        tasks.start_soon(worker)
+        await anyio.sleep(0.01)
+        if where == "scope":
+            with anyio.fail_after(5):
+                await tasks.__aexit__(None, None, None)
+        else:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tasks.aclose)
+        assert finished.is_set()
+        assert tasks.closed
+
+
+@BACKENDS
+async def test_background_tasks_start_cancelled_with_its_caller() -> None:
+    """``start()``: a caller cancelled while waiting cancels the started task too."""
+    cancelled = anyio.Event()
+
+    async def slow_start(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        try:
+            await anyio.sleep(30)
+            task_status.started()
+        finally:
+            cancelled.set()
+
+    async with BackgroundTasks("test") as tasks:
+        with anyio.move_on_after(0.05):
+            await tasks.start(slow_start)
+        with anyio.fail_after(5):
+            await cancelled.wait()
 
 
 # -- ClusterClient against a broker ---------------------------------------------------------

@@ -12,9 +12,9 @@ import anyio
 import pytest
 from reliability_support import check_both_readers, open_sockets, running_tasks, wait_for
 
-from kafka_async import Consumer, Producer
+from kafka_async import AdminClient, Consumer, Producer
 from kafka_async.consumer import CommitFailedError
-from kafka_async.errors import KafkaError
+from kafka_async.errors import ClientClosedError, KafkaError
 from kafka_async.structs import TopicPartition
 from kafka_async.testing import EmbeddedBroker
 from kafka_async.testing.ledger import Ledger, Observed
@@ -255,17 +255,68 @@ async def test_reliability_small_polls_while_producing_do_not_stall(
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "producer/producer.py Producer.close (and Consumer.close): awaited inside a cancel "
-        "scope opened after start() (e.g. `with anyio.fail_after(5): await p.close()`), it "
-        "exits the client's task group from the wrong scope and raises anyio's RuntimeError "
-        "'Attempted to exit a cancel scope that isn't the current tasks's current cancel scope'"
-    ),
-)
-async def test_reliability_close_inside_a_deadline(embedded_broker: EmbeddedBroker) -> None:
-    producer = Producer(bootstrap_servers=embedded_broker.bootstrap_servers)
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_reliability_close_inside_a_deadline(
+    embedded_broker: EmbeddedBroker, anyio_backend: str
+) -> None:
+    """``start()`` here, ``close()`` inside a cancel scope opened afterwards (the aiokafka
+    habit ``await asyncio.wait_for(producer.stop(), 5)``): every client closes, what was
+    sent is acknowledged, the group is left, and nothing leaks."""
+    topic = await _topic(embedded_broker, 1)
+    sockets = open_sockets()
+    bootstrap = embedded_broker.bootstrap_servers
+    producer = Producer(bootstrap_servers=bootstrap, linger_ms=50)
+    consumer: Consumer[bytes | None, bytes | None] = Consumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"close-deadline-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )
+    admin = AdminClient(bootstrap_servers=bootstrap)
+    base_tasks = running_tasks() if anyio_backend == "asyncio" else 0
     await producer.start()
-    with anyio.fail_after(5):
+    await consumer.start()
+    await admin.start()
+    # Queued (linger 50 ms), not yet sent: close() must flush it from inside the scope.
+    delivery = await producer.enqueue(topic, b"flushed by close", partition=0)
+    with anyio.fail_after(30):
+        got = await consumer.getmany(timeout_ms=0)
         await producer.close()
+        assert delivery.result().offset >= 0
+        while not got:
+            got = await consumer.getmany(timeout_ms=1000)
+        await consumer.close()
+        await admin.close()
+    assert [r.value for recs in got.values() for r in recs] == [b"flushed by close"]
+    await wait_for(lambda: open_sockets() <= sockets, 5.0)
+    assert open_sockets() <= sockets, f"sockets {sockets} -> {open_sockets()}"
+    if anyio_backend == "asyncio":  # (a task count is an asyncio notion)
+        assert running_tasks() <= base_tasks
+
+
+@pytest.mark.anyio
+async def test_reliability_close_from_another_task(embedded_broker: EmbeddedBroker) -> None:
+    """``start()`` in one task, ``close()`` in another (a shutdown handler): it returns and
+    the background tasks are gone, while the starting task has long returned."""
+    base = await _baseline()
+    producer = Producer(bootstrap_servers=embedded_broker.bootstrap_servers)
+    consumer: Consumer[bytes | None, bytes | None] = Consumer(
+        bootstrap_servers=embedded_broker.bootstrap_servers
+    )
+
+    async def starter() -> None:
+        await producer.start()
+        await consumer.start()
+
+    async def closer() -> None:
+        with anyio.fail_after(30):
+            await consumer.close()
+            await producer.close()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(starter)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(closer)
+    with pytest.raises(ClientClosedError):
+        await producer.enqueue("any", b"x")
+    await _assert_back_to(base, "close from another task")
