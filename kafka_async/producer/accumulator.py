@@ -730,6 +730,8 @@ class RecordAccumulator:
         if not self.idempotent:
             return ps.in_flight == 0
         if batch.base_sequence >= 0:
+            if batch.attempts == 0 and batch.parent is not None:
+                return self._piece_sendable(ps, batch)
             # A retry goes out only as the oldest unacknowledged batch of its partition.
             return bool(ps.unacked) and ps.unacked[0] is batch
         if ps.unacked and (
@@ -739,6 +741,19 @@ class RecordAccumulator:
             # start the new epoch's sequences once those are resolved.
             return False
         return ps.in_flight < self.max_in_flight
+
+    def _piece_sendable(self, ps: PartitionState, batch: ProducerBatch) -> bool:
+        """A piece of a split batch, never sent yet, is pipelined like a new batch: it may go
+        once every unacknowledged batch ahead of it is in flight (if one of those fails, the
+        broker answers this one OUT_OF_ORDER_SEQUENCE_NUMBER and it queues up behind it)."""
+        if ps.in_flight >= self.max_in_flight:
+            return False
+        for other in ps.unacked:
+            if other is batch:
+                return True
+            if not other.in_flight:
+                return False
+        return False
 
     def ready(
         self, leader_for: Callable[[TopicPartition], int | None], now: float

@@ -197,15 +197,17 @@ async def test_refused_batch_is_split_in_place_with_its_sequence_range(
     assert not acc.unresolved
     assert acc.statistics()["batch_splits"] == 1
     assert not any(d.done() for d in first + later)
-    # In order: the pieces first (one at a time, as retries are), then the later batch.
+    # In order: the pieces first, pipelined like new batches, then the later batch, a retry,
+    # once it is the oldest unacknowledged batch.
     p1 = drain_one(acc, 2.0)
     assert p1 is pieces[0]
     assert values_of(p1) == values[:2]
-    assert acc.drain(1, leader, 1 << 20, 2.0) == []
-    acc.complete(p1, 100)
     p2 = drain_one(acc, 2.0)
     assert p2 is pieces[1]
     assert values_of(p2) == values[2:4]
+    assert acc.drain(1, leader, 1 << 20, 2.0) == []
+    acc.complete(p1, 100)
+    assert acc.drain(1, leader, 1 << 20, 2.0) == []
     acc.complete(p2, 102)
     assert drain_one(acc, 2.0) is nxt
     assert sequence_of(nxt) == (1000, 0, 4)
@@ -219,6 +221,40 @@ async def test_refused_batch_is_split_in_place_with_its_sequence_range(
         "MESSAGE_TOO_LARGE": 1,
         "OUT_OF_ORDER_SEQUENCE_NUMBER": 1,
     }
+
+
+@pytest.mark.anyio
+async def test_piece_refused_again_while_the_next_is_in_flight_keeps_the_order() -> None:
+    acc = make()
+    sender = make_sender(acc)
+    values = [b"%02d" % i * 50 for i in range(8)]
+    ds = [put(acc, v) for v in values]
+    big = drain_one(acc)
+    sender._on_batch_error(big, MessageTooLargeError(), 1.1)
+    assert big.children is not None
+    p1, p2 = big.children
+    assert (drain_one(acc, 2.0), drain_one(acc, 2.0)) == (p1, p2)
+    # The first piece is refused too; the broker answers the second one out of order.
+    sender._on_batch_error(p1, MessageTooLargeError(), 2.1)
+    sender._on_batch_error(p2, ooos(), 2.1)
+    assert p1.children is not None
+    q1, q2 = p1.children
+    assert [sequence_of(b)[2] for b in (q1, q2, p2)] == [0, 2, 4]
+    ps = acc.partition_state(TP)
+    assert ps is not None
+    assert list(ps.batches) == [q1, q2, p2]
+    assert list(ps.unacked) == [q1, q2, p2]
+    assert (drain_one(acc, 3.0), drain_one(acc, 3.0)) == (q1, q2)
+    # p2 is a retry now: it waits until it is the oldest unacknowledged batch.
+    assert acc.drain(1, leader, 1 << 20, 3.0) == []
+    acc.complete(q1, 0)
+    acc.complete(q2, 2)
+    assert drain_one(acc, 3.0) is p2
+    acc.complete(p2, 4)
+    assert not sender._bump_needed
+    with anyio.fail_after(5):
+        assert [(await d).offset for d in ds] == list(range(8))
+    assert acc.statistics()["batch_splits"] == 2
 
 
 @pytest.mark.anyio
