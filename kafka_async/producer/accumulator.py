@@ -30,7 +30,8 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
   by ``fail(..., unwritten=True)`` moving their sequences down.
 * A batch split after a too-large refusal (never written) hands its sequence range, in
   order, to its pieces, which take its place: the broker still expects its first sequence,
-  so the partition's later batches keep theirs and nothing is renumbered.
+  so the partition's later batches keep theirs and nothing is renumbered. Never sent, the
+  pieces are pipelined like new batches.
 * An epoch bump renumbers only partitions that are unresolved or have no sequenced batch
   left; a partition with a retry that may already be written keeps its old producer id,
   epoch and sequences until that retry is settled, so the broker can still recognise it as
