@@ -4,6 +4,7 @@ The public API::
 
     from kafka_async import Producer, Consumer, AdminClient, NewTopic
     from kafka_async import RecordMetadata, ConsumerRecord, TopicPartition, OffsetAndMetadata
+    from kafka_async import ProducerSettings, ConsumerSettings, AdminSettings, ClientSettings
 
 Clients are imported lazily, so ``import kafka_async`` stays cheap for code that only needs
 the value types or the errors.
@@ -25,9 +26,10 @@ from .structs import (
 )
 
 if TYPE_CHECKING:
-    from .admin import AdminClient, NewTopic
-    from .consumer import Consumer, ConsumerGroupMetadata
-    from .producer import Producer
+    from .admin import AdminClient, AdminSettings, NewTopic
+    from .consumer import Consumer, ConsumerGroupMetadata, ConsumerSettings
+    from .net.config import ClientSettings
+    from .producer import Producer, ProducerSettings
 
 __version__ = "0.1.0"
 
@@ -37,17 +39,25 @@ _LAZY = {
     "ConsumerGroupMetadata": "kafka_async.consumer",
     "AdminClient": "kafka_async.admin",
     "NewTopic": "kafka_async.admin",
+    "ClientSettings": "kafka_async.net.config",
+    "ProducerSettings": "kafka_async.producer.config",
+    "ConsumerSettings": "kafka_async.consumer.config",
+    "AdminSettings": "kafka_async.admin.config",
 }
 
 __all__ = [
     "AdminClient",
+    "AdminSettings",
+    "ClientSettings",
     "Consumer",
     "ConsumerGroupMetadata",
     "ConsumerRecord",
+    "ConsumerSettings",
     "KafkaError",
     "NewTopic",
     "OffsetAndMetadata",
     "Producer",
+    "ProducerSettings",
     "RecordMetadata",
     "TimestampType",
     "TopicPartition",

@@ -16,6 +16,7 @@ Batch calls return a :class:`ResultMap` with one result per item; ``raise_on_err
 from __future__ import annotations
 
 from .client import AdminClient, AdminStatistics
+from .config import AdminSettings
 from .results import (
     AclCreationResult,
     AclDeletionResult,
@@ -70,6 +71,7 @@ __all__ = [
     "AclOperation",
     "AclPermissionType",
     "AdminClient",
+    "AdminSettings",
     "AdminStatistics",
     "AlterConfigOp",
     "AlterConfigOpType",

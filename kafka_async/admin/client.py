@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -39,12 +39,13 @@ from ..errors import (
     KafkaTimeoutError,
     error_for_code,
 )
-from ..net.config import ClientConfig
+from ..net.config import DEFAULT_BOOTSTRAP_SERVERS, ClientConfig, with_bootstrap_servers
 from ..net.connection import StreamFactory
 from ..protocol import apis
 from ..protocol.schema import Api
 from ..structs import OffsetAndMetadata, TopicPartition
 from . import mapping as m
+from .config import AdminSettings
 from .results import (
     AclCreationResult,
     AclDeletionResult,
@@ -77,6 +78,9 @@ from .types import (
     OffsetSpecLike,
     validate_topic_name,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AdminClient", "AdminStatistics"]
 
@@ -202,7 +206,8 @@ class AdminClient:
             results = await admin.create_topics([NewTopic("orders", num_partitions=6)])
             results.raise_first()
 
-    Config: every :class:`~kafka_async.net.config.ClientConfig` setting
+    Config (typed as :class:`~kafka_async.admin.config.AdminSettings`): every
+    :class:`~kafka_async.net.config.ClientConfig` setting
     (``bootstrap_servers``, ``client_id``, ``request_timeout_ms``, security settings, ...)
     plus ``default_api_timeout_ms`` (default 60 000): the deadline of each admin call,
     retries included, when the call does not pass its own ``timeout_ms``.
@@ -212,15 +217,17 @@ class AdminClient:
 
     def __init__(
         self,
-        bootstrap_servers: str | Sequence[str] = "localhost:9092",
+        bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS,
+        /,
         *,
-        default_api_timeout_ms: int = 60_000,
         stream_factory: StreamFactory | None = None,
-        **config: Any,
+        **config: Unpack[AdminSettings],
     ) -> None:
-        if config.get("client_id") is None:
-            config["client_id"] = "kafka-async-admin"
-        self.config, rest = ClientConfig.from_kwargs(bootstrap_servers=bootstrap_servers, **config)
+        settings = with_bootstrap_servers(bootstrap_servers, config)
+        default_api_timeout_ms = settings.pop("default_api_timeout_ms", 60_000)
+        if settings.get("client_id") is None:
+            settings["client_id"] = "kafka-async-admin"
+        self.config, rest = ClientConfig.from_kwargs(**settings)
         if rest:
             raise ConfigError(f"unknown AdminClient setting(s): {', '.join(sorted(rest))}")
         self.default_api_timeout_ms = _check_timeout(default_api_timeout_ms, 60_000)

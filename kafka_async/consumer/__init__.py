@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .config import ConsumerSettings
 from .consumer import Consumer, ConsumerGroupMetadata, OffsetAndTimestamp
 from .errors import CommitFailedError, NoOffsetForPartitionError
 from .group.assignors import (
@@ -19,6 +20,7 @@ __all__ = [
     "Consumer",
     "ConsumerGroupMetadata",
     "ConsumerRebalanceListener",
+    "ConsumerSettings",
     "CooperativeStickyAssignor",
     "NoOffsetForPartitionError",
     "OffsetAndTimestamp",

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..net.config import ClientConfig
+from ..net.config import ClientConfig, ClientSettings
 from ..observability import ClientHooks
 from .group.assignors import Assignor, resolve_assignors
 from .positions import RESET_STRATEGIES
@@ -20,6 +20,50 @@ from .positions import RESET_STRATEGIES
 Deserializer = Callable[[bytes | None], Any]
 
 ISOLATION_LEVELS = {"read_uncommitted": 0, "read_committed": 1}
+
+#: The keys of ``ISOLATION_LEVELS``.
+IsolationLevelName = Literal["read_uncommitted", "read_committed"]
+#: The keys of ``positions.RESET_STRATEGIES``.
+AutoOffsetReset = Literal["earliest", "latest", "none"]
+#: The names in ``group.assignors.ASSIGNORS``.
+AssignorName = Literal["range", "roundrobin", "sticky", "cooperative-sticky"]
+#: One assignor: a name, an ``Assignor`` subclass or an instance.
+AssignorSpec = AssignorName | Assignor | type[Assignor]
+
+
+class ConsumerSettings(ClientSettings, total=False):
+    """The keyword arguments of ``Consumer``, typed for editors and mypy.
+
+    The shared connection/security settings of :class:`ClientSettings` plus one key per
+    :class:`ConsumerConfig` field (same name, meaning and default), except
+    ``key_deserializer`` / ``value_deserializer``: those are parameters of
+    ``Consumer.__init__`` itself, so that their return types become the consumer's ``K`` /
+    ``V``. ``ConsumerConfig.from_kwargs`` still validates every value at run time.
+    """
+
+    group_id: str | None
+    group_instance_id: str | None
+    fetch_max_wait_ms: int
+    fetch_max_bytes: int
+    fetch_min_bytes: int
+    max_partition_fetch_bytes: int
+    max_poll_records: int | None
+    auto_offset_reset: AutoOffsetReset
+    enable_auto_commit: bool
+    auto_commit_interval_ms: int
+    check_crcs: bool
+    #: One assignor or a list/tuple of them, in order of preference.
+    partition_assignment_strategy: AssignorSpec | list[AssignorSpec] | tuple[AssignorSpec, ...]
+    max_poll_interval_ms: int
+    rebalance_timeout_ms: int | None
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    isolation_level: IsolationLevelName
+    exclude_internal_topics: bool
+    enable_fetch_sessions: bool
+    max_decompressed_size: int
+    close_timeout_ms: int
+    hooks: ClientHooks | None
 
 
 @dataclass(frozen=True)
@@ -59,9 +103,15 @@ class ConsumerConfig:
     hooks: ClientHooks | None = None
 
     @classmethod
+    def setting_names(cls) -> frozenset[str]:
+        """The consumer's own keyword arguments (every field but ``client``)."""
+        return frozenset(name for name in cls.__dataclass_fields__ if name != "client")
+
+    @classmethod
     def from_kwargs(cls, **kwargs: Any) -> ConsumerConfig:
+        """Validate keyword arguments (shared ones go to ``ClientConfig``)."""
         client, rest = ClientConfig.from_kwargs(**kwargs)
-        names = {f for f in cls.__dataclass_fields__ if f != "client"}
+        names = cls.setting_names()
         unknown = sorted(set(rest) - names)
         if unknown:
             raise ConfigError(f"unknown consumer setting(s): {', '.join(unknown)}")

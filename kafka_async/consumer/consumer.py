@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import anyio
 import anyio.abc
@@ -66,12 +66,15 @@ from ..errors import (
 from ..observability import ClientHooks, ConsumeEvent, call_hook
 from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from ._signal import Signal
-from .config import ConsumerConfig
+from .config import ConsumerConfig, ConsumerSettings, Deserializer
 from .errors import CommitFailedError, NoOffsetForPartitionError
 from .fetcher import Fetcher
 from .group.coordinator import GroupCoordinator
 from .offsets import OffsetClient
 from .positions import EARLIEST, LATEST, SubscriptionState
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +114,64 @@ class ConsumerGroupMetadata:
 class Consumer(Generic[K, V]):
     """An asyncio/trio Kafka consumer. See the module docstring and ``ConsumerConfig``.
 
+    Settings are typed by :class:`~kafka_async.consumer.config.ConsumerSettings`;
+    ``key_deserializer`` / ``value_deserializer`` (callables on ``bytes | None``) make the
+    consumer a ``Consumer[K, V]`` of their return types, ``Consumer[bytes, bytes]`` without.
     ``topics`` subscribes at start (group mode, needs ``group_id``); or call
     ``subscribe``/``assign`` before or after ``start``. Use as ``async with`` or call
     ``start()``/``close()`` from one task.
     """
 
-    def __init__(self, *topics: str, listener: object | None = None, **config: Any) -> None:
-        self._config = ConsumerConfig.from_kwargs(**config)
+    # Without deserializers keys and values stay bytes; each deserializer given sets K or V
+    # to its return type. They are parameters rather than ConsumerSettings keys because mypy
+    # picks K and V (and the bytes default when absent) by matching these overloads.
+    @overload
+    def __init__(
+        self: Consumer[bytes, bytes],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: None = None,
+        value_deserializer: None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[K, bytes],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Callable[[bytes | None], K],
+        value_deserializer: None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[bytes, V],
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: None = None,
+        value_deserializer: Callable[[bytes | None], V],
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Callable[[bytes | None], K],
+        value_deserializer: Callable[[bytes | None], V],
+        **config: Unpack[ConsumerSettings],
+    ) -> None: ...
+    def __init__(
+        self,
+        *topics: str,
+        listener: object | None = None,
+        key_deserializer: Deserializer | None = None,
+        value_deserializer: Deserializer | None = None,
+        **config: Unpack[ConsumerSettings],
+    ) -> None:
+        self._config = ConsumerConfig.from_kwargs(
+            key_deserializer=key_deserializer, value_deserializer=value_deserializer, **config
+        )
         cfg = self._config
         self._subs = SubscriptionState(cfg.auto_offset_reset)
         self._changed = Signal()

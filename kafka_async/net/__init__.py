@@ -4,7 +4,7 @@ them per cluster, backoff, and the settings they share."""
 from __future__ import annotations
 
 from .backoff import BackoffState, ExponentialBackoff
-from .config import ClientConfig, parse_bootstrap_servers
+from .config import ClientConfig, ClientSettings, parse_bootstrap_servers
 from .connection import BrokerConnection, ConnectionStatistics, StreamFactory, tcp_stream
 from .pool import PURPOSES, ConnectionPool, PoolState, PoolStatistics
 from .tls import TLSHandshakeError
@@ -14,6 +14,7 @@ __all__ = [
     "BackoffState",
     "BrokerConnection",
     "ClientConfig",
+    "ClientSettings",
     "ConnectionPool",
     "ConnectionStatistics",
     "ExponentialBackoff",

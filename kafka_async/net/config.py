@@ -6,7 +6,9 @@ one exists, so code moves over with few edits.
 
 Higher-level configs build it from their own keyword arguments with
 :meth:`ClientConfig.from_kwargs`, which takes the settings it knows and hands back the rest,
-so validation lives in one place.
+so validation lives in one place. :class:`ClientSettings` lists the same names as a
+``TypedDict``: the clients' ``**settings`` are typed with it (and its extensions), so mypy
+and editors know every name and value type before run time.
 
 Security
 --------
@@ -68,7 +70,7 @@ import re
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from ..errors import ConfigError
 from . import sasl, tls
@@ -77,7 +79,49 @@ log = logging.getLogger(__name__)
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
+#: The values ``security_protocol`` accepts (``SECURITY_PROTOCOLS``; a test keeps them equal).
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+#: The built-in SASL mechanisms (``sasl.mechanism_names()``). A mechanism added with
+#: ``sasl.register_mechanism`` works at run time but needs a ``cast`` to pass mypy.
+SaslMechanismName = Literal["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+class ClientSettings(TypedDict, total=False):
+    """The keyword arguments of :class:`ClientConfig`, typed for editors and mypy.
+
+    Every client takes these (``Producer``, ``Consumer`` and ``AdminClient`` settings extend
+    this); meaning, defaults and checks are those of the ``ClientConfig`` field of the same
+    name. Values are still validated at run time (``ConfigError``), so untyped callers are
+    as safe as before.
+    """
+
+    bootstrap_servers: str | Sequence[str]
+    client_id: str
+    request_timeout_ms: int
+    connections_max_idle_ms: int
+    metadata_max_age_ms: int
+    retry_backoff_ms: int
+    reconnect_backoff_ms: int
+    reconnect_backoff_max_ms: int
+    connect_timeout_ms: int
+    max_response_size: int
+    #: "auto" or a broker version such as "2.8.0".
+    api_version: str
+    security_protocol: SecurityProtocol
+    ssl_context: ssl.SSLContext | None
+    ssl_cafile: str | None
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+    ssl_password: str | None
+    ssl_insecure_skip_verify: bool
+    sasl_mechanism: SaslMechanismName
+    sasl_plain_username: str | None
+    sasl_plain_password: str | None
+    sasl_oauth_token_provider: sasl.TokenProvider | None
+
+
 DEFAULT_MAX_RESPONSE_SIZE = 100 * 1024 * 1024
+DEFAULT_BOOTSTRAP_SERVERS = "localhost:9092"
 
 _CLIENT_ID_RE = re.compile(r"^[\x20-\x7e]*$")
 _API_VERSION_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
@@ -143,7 +187,7 @@ def _parse_address(item: str) -> tuple[str, int]:
 class ClientConfig:
     """Settings every client (producer, consumer, admin) shares. All times in milliseconds."""
 
-    bootstrap_servers: str | Sequence[str] = "localhost:9092"
+    bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS
     client_id: str = "kafka-async"
     request_timeout_ms: int = 30_000
     connections_max_idle_ms: int = 540_000
@@ -388,6 +432,25 @@ class ClientConfig:
             if out.get(name) is not None:
                 out[name] = "********"
         return out
+
+
+def with_bootstrap_servers(
+    positional: str | Sequence[str], settings: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``settings`` with ``bootstrap_servers`` taken from a client's first positional argument.
+
+    Producer and AdminClient take ``bootstrap_servers`` positionally (``Producer("h:9092")``)
+    or as a keyword that lands in their typed ``**settings``; the parameter is positional-only
+    so the two cannot clash for mypy, and this keeps the old run-time rule that both at once
+    is a ``TypeError``. ``positional`` equal to the default counts as not given.
+    """
+    out = dict(settings)
+    if "bootstrap_servers" in out:
+        if positional != DEFAULT_BOOTSTRAP_SERVERS:
+            raise TypeError("bootstrap_servers given both positionally and as a keyword")
+    else:
+        out["bootstrap_servers"] = positional
+    return out
 
 
 def _rebuild_config(settings: dict[str, Any]) -> ClientConfig:

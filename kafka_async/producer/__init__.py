@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..structs import RecordMetadata
 from .accumulator import BulkDelivery, Delivery
+from .config import ProducerSettings
 from .partitioner import (
     DefaultPartitioner,
     Partitioner,
@@ -25,6 +26,7 @@ __all__ = [
     "GroupMetadata",
     "Partitioner",
     "Producer",
+    "ProducerSettings",
     "RecordMetadata",
     "RoundRobinPartitioner",
     "TransactionStateError",

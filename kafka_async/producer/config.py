@@ -18,18 +18,58 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..net.config import ClientConfig
+from ..net.config import ClientConfig, ClientSettings
 from ..observability import ClientHooks
 from .partitioner import Partitioner
 
-__all__ = ["COMPRESSION_TYPES", "ProducerConfig"]
+__all__ = ["COMPRESSION_TYPES", "ProducerConfig", "ProducerSettings"]
 
 COMPRESSION_TYPES = (None, "gzip", "snappy", "lz4", "zstd")
 
 Serializer = Callable[[Any], bytes | None]
+
+#: What ``acks`` accepts: 0, 1, or all in-sync replicas as "all" / -1 (strings as the Java
+#: client writes them are taken too).
+Acks = Literal["all", 0, 1, -1, "0", "1", "-1"]
+#: ``COMPRESSION_TYPES`` plus "none" (same as None).
+CompressionType = Literal["gzip", "snappy", "lz4", "zstd", "none"]
+#: The partitioner names ``make_partitioner`` knows (None is "default").
+PartitionerName = Literal["default", "murmur2_random", "murmur2", "uniform_sticky", "round_robin"]
+
+
+class ProducerSettings(ClientSettings, total=False):
+    """The keyword arguments of ``Producer``, typed for editors and mypy.
+
+    The shared connection/security settings of :class:`ClientSettings` plus one key per
+    :class:`ProducerConfig` field (same name, same meaning; ``Producer``'s docstring lists
+    the defaults). ``ProducerConfig.from_kwargs`` still validates every value at run time.
+    """
+
+    acks: Acks
+    compression_type: CompressionType | None
+    linger_ms: int
+    max_batch_size: int
+    max_request_size: int
+    retry_backoff_max_ms: int
+    #: None (the default): on unless ``acks`` or ``max_in_flight_requests_per_connection``
+    #: rule it out.
+    enable_idempotence: bool | None
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    #: A name, a ``Partitioner``, or aiokafka's callable
+    #: ``(key_bytes, all_partitions, available_partitions) -> int``.
+    partitioner: PartitionerName | Partitioner | Callable[..., int] | None
+    key_serializer: Serializer | None
+    value_serializer: Serializer | None
+    buffer_memory: int
+    delivery_timeout_ms: int
+    max_in_flight_requests_per_connection: int
+    metadata_wait_ms: int | None
+    allow_auto_create_topics: bool
+    hooks: ClientHooks | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,29 +101,15 @@ class ProducerConfig:
     hooks: ClientHooks | None = None
 
     @classmethod
+    def setting_names(cls) -> frozenset[str]:
+        """The producer's own keyword arguments (every field but ``client``)."""
+        return frozenset(name for name in cls.__dataclass_fields__ if name != "client")
+
+    @classmethod
     def from_kwargs(cls, **kwargs: Any) -> ProducerConfig:
         """Validate keyword arguments (shared ones go to ``ClientConfig``)."""
         client, rest = ClientConfig.from_kwargs(**kwargs)
-        known = {
-            "acks",
-            "compression_type",
-            "linger_ms",
-            "max_batch_size",
-            "max_request_size",
-            "retry_backoff_max_ms",
-            "enable_idempotence",
-            "transactional_id",
-            "transaction_timeout_ms",
-            "partitioner",
-            "key_serializer",
-            "value_serializer",
-            "buffer_memory",
-            "delivery_timeout_ms",
-            "max_in_flight_requests_per_connection",
-            "metadata_wait_ms",
-            "allow_auto_create_topics",
-            "hooks",
-        }
+        known = cls.setting_names()
         unknown = sorted(set(rest) - known)
         if unknown:
             raise ConfigError(

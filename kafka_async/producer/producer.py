@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -32,6 +32,7 @@ from ..errors import (
     RecordTooLargeClientError,
     error_for_code,
 )
+from ..net.config import DEFAULT_BOOTSTRAP_SERVERS, with_bootstrap_servers
 from ..observability import ProduceEvent, call_hook
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
@@ -46,7 +47,7 @@ from .accumulator import (
     Segment,
     record_size,
 )
-from .config import ProducerConfig
+from .config import ProducerConfig, ProducerSettings
 from .partitioner import DefaultPartitioner, UniformStickyPartitioner, make_partitioner
 from .sender import Sender
 from .transaction import (
@@ -57,6 +58,9 @@ from .transaction import (
     group_metadata_fields,
     is_fatal_txn_error,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +89,8 @@ class Producer:
             delivery = await producer.enqueue("topic", value=b"v")        # waits for buffer space
             md = await delivery
 
-    Settings (names follow aiokafka where one exists; times in milliseconds):
+    Settings (typed by :class:`~kafka_async.producer.config.ProducerSettings`; names follow
+    aiokafka where one exists; times in milliseconds):
 
     ``bootstrap_servers``, ``client_id``, ``request_timeout_ms`` (30 s), ``retry_backoff_ms``
     (100) and the TLS/SASL settings of :class:`~kafka_async.net.config.ClientConfig`;
@@ -110,8 +115,14 @@ class Producer:
     any cancel scope).
     """
 
-    def __init__(self, bootstrap_servers: str | Sequence[str] = "localhost:9092", **config: Any):
-        self._cfg = cfg = ProducerConfig.from_kwargs(bootstrap_servers=bootstrap_servers, **config)
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS,
+        /,
+        **config: Unpack[ProducerSettings],
+    ) -> None:
+        settings = with_bootstrap_servers(bootstrap_servers, config)
+        self._cfg = cfg = ProducerConfig.from_kwargs(**settings)
         self._partitioner = make_partitioner(cfg.partitioner, cfg.max_batch_size)
         self._acc = RecordAccumulator(
             max_batch_size=cfg.max_batch_size,
