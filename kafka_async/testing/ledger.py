@@ -237,6 +237,48 @@ class Ledger:
                 reused += 1
         return with_offset, reused
 
+    def lost_in_offset_holes(self, observed: Iterable[Observed]) -> int:
+        """How many lost records sit in a hole of the log that the broker made for them.
+
+        For each run of consecutive lost sequence numbers of a partition, take the records
+        just before and just after it that are present, at offsets ``a`` and ``b``. When the
+        log holds nothing between ``a`` and ``b`` and ``b - a - 1`` equals the run's length,
+        the broker assigned offsets to exactly these records (offsets are the broker's to
+        assign; a client cannot skip any) and then lost their data: the evidence that such a
+        loss is the broker's, whatever the client did.
+        """
+        seq_offset: dict[tuple[int, int], int] = {}
+        offsets: dict[int, set[int]] = {}
+        for obs in observed:
+            offsets.setdefault(obs.partition, set()).add(obs.offset)
+            tag = parse_value(obs.value)
+            if tag is not None and tag.run_id == self.run_id:
+                seq_offset[(tag.partition, tag.seq)] = obs.offset
+        proven = 0
+        for p in range(self.partitions):
+            seq, end = 0, self._next[p]
+            while seq < end:
+                entry = self._entries[(p, seq)]
+                if entry.state != "acked" or (p, seq) in seq_offset:
+                    seq += 1
+                    continue
+                first = seq
+                while (
+                    seq < end
+                    and self._entries[(p, seq)].state == "acked"
+                    and ((p, seq) not in seq_offset)
+                ):
+                    seq += 1
+                before = seq_offset.get((p, first - 1))
+                after = seq_offset.get((p, seq))
+                if before is None or after is None:
+                    continue
+                hole = after - before - 1
+                in_hole = any(before < o < after for o in offsets.get(p, ()))
+                if hole == seq - first and not in_hole:
+                    proven += seq - first
+        return proven
+
     def acked_count(self) -> int:
         """Records acknowledged so far."""
         return sum(1 for e in self._entries.values() if e.state == "acked")
