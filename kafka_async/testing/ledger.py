@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -98,7 +99,6 @@ def parse_value(value: bytes | bytearray | memoryview | None) -> RecordTag | Non
 @dataclass
 class _Entry:
     state: str = "pending"  # pending | acked | failed
-    offset: int = -1
     error: str | None = None
 
 
@@ -170,6 +170,10 @@ class Ledger:
         self.partitions = partitions
         self._next: list[int] = [0] * partitions
         self._entries: dict[tuple[int, int], _Entry] = {}
+        # Acknowledged offsets by partition and sequence, as machine integers: the ledger
+        # must not keep the client's own int objects alive, or a memory-growth measurement
+        # of the client (tracemalloc, by allocating file) would count the ledger's records.
+        self._offsets: list[array[int]] = [array("q") for _ in range(partitions)]
         self._created = time.monotonic()
 
     def __repr__(self) -> str:
@@ -183,13 +187,14 @@ class Ledger:
         seq = self._next[partition]
         self._next[partition] = seq + 1
         self._entries[(partition, seq)] = _Entry()
+        self._offsets[partition].append(-1)
         return seq, encode_value(self.run_id, partition, seq, size)
 
     def acked(self, partition: int, seq: int, offset: int | None = -1) -> None:
         """The producer reported success (``offset`` -1 or None when unknown, e.g. acks=0)."""
         entry = self._entry(partition, seq)
         entry.state, entry.error = "acked", None
-        entry.offset = -1 if offset is None else offset
+        self._offsets[partition][seq] = -1 if offset is None else offset
 
     def failed(self, partition: int, seq: int, error: BaseException | str) -> None:
         """The producer reported failure to the application."""
@@ -212,7 +217,7 @@ class Ledger:
     def acked_offset(self, partition: int, seq: int) -> int:
         """The offset the acknowledgement gave (-1 when unknown or not acknowledged)."""
         entry = self._entry(partition, seq)
-        return entry.offset if entry.state == "acked" else -1
+        return self._offsets[partition][seq] if entry.state == "acked" else -1
 
     def lost_offsets_reused(self, observed: Iterable[Observed]) -> tuple[int, int]:
         """For records that are lost: how many had an acknowledged offset at all, and at how
@@ -230,12 +235,55 @@ class Ledger:
                 present.add((tag.partition, tag.seq))
         with_offset = reused = 0
         for (p, seq), entry in self._entries.items():
-            if entry.state != "acked" or (p, seq) in present or entry.offset < 0:
+            offset = self._offsets[p][seq]
+            if entry.state != "acked" or (p, seq) in present or offset < 0:
                 continue
             with_offset += 1
-            if (p, entry.offset) in at:
+            if (p, offset) in at:
                 reused += 1
         return with_offset, reused
+
+    def lost_in_offset_holes(self, observed: Iterable[Observed]) -> int:
+        """How many lost records sit in a hole of the log that the broker made for them.
+
+        For each run of consecutive lost sequence numbers of a partition, take the records
+        just before and just after it that are present, at offsets ``a`` and ``b``. When the
+        log holds nothing between ``a`` and ``b`` and ``b - a - 1`` equals the run's length,
+        the broker assigned offsets to exactly these records (offsets are the broker's to
+        assign; a client cannot skip any) and then lost their data: the evidence that such a
+        loss is the broker's, whatever the client did.
+        """
+        seq_offset: dict[tuple[int, int], int] = {}
+        offsets: dict[int, set[int]] = {}
+        for obs in observed:
+            offsets.setdefault(obs.partition, set()).add(obs.offset)
+            tag = parse_value(obs.value)
+            if tag is not None and tag.run_id == self.run_id:
+                seq_offset[(tag.partition, tag.seq)] = obs.offset
+        proven = 0
+        for p in range(self.partitions):
+            seq, end = 0, self._next[p]
+            while seq < end:
+                entry = self._entries[(p, seq)]
+                if entry.state != "acked" or (p, seq) in seq_offset:
+                    seq += 1
+                    continue
+                first = seq
+                while (
+                    seq < end
+                    and self._entries[(p, seq)].state == "acked"
+                    and ((p, seq) not in seq_offset)
+                ):
+                    seq += 1
+                before = seq_offset.get((p, first - 1))
+                after = seq_offset.get((p, seq))
+                if before is None or after is None:
+                    continue
+                hole = after - before - 1
+                in_hole = any(before < o < after for o in offsets.get(p, ()))
+                if hole == seq - first and not in_hole:
+                    proven += seq - first
+        return proven
 
     def acked_count(self) -> int:
         """Records acknowledged so far."""
@@ -312,7 +360,9 @@ class Ledger:
                 if entry.state == "failed":
                     report.phantom += 1
                     report._note("phantom", tag.partition, tag.seq)
-                elif entry.state == "acked" and entry.offset >= 0 and entry.offset != offset:
+                elif (
+                    entry.state == "acked" and 0 <= self._offsets[tag.partition][tag.seq] != offset
+                ):
                     report.offset_mismatch += 1
                     report._note("offset_mismatch", tag.partition, tag.seq)
         for key, entry in self._entries.items():
