@@ -238,6 +238,43 @@ def test_heartbeat_ok_and_stragglers() -> None:
     assert m2.on_heartbeat_response(s.ILLEGAL_GENERATION) == []
 
 
+def test_heartbeat_rebalance_while_syncing_rejoins_at_once() -> None:
+    """A heartbeat answered REBALANCE_IN_PROGRESS for the generation being synced ends the
+    wait for SyncGroup, as that SyncGroup's own answer would: the member rejoins within the
+    new join phase instead of after a broker that holds the SyncGroup lets it go (Tansu:
+    the session timeout), which livelocked a churning group (test_group_churn_small)."""
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_sent()
+    m.on_join_response(0, member_id="me", generation_id=4, protocol_name="range", leader_id="x")
+    assert m.state is MemberState.SYNCING
+    assert m.on_heartbeat_response(s.REBALANCE_IN_PROGRESS) == [SendJoin()]
+    assert m.state is MemberState.JOINING
+    assert not m.rejoin_needed  # the SendJoin above is the rejoin; no second one
+    assert (m.member_id, m.generation_id) == ("me", 4)  # kept, as for the SyncGroup's 27
+    # The held SyncGroup's answer, should it still arrive, is for a generation left behind.
+    assert m.on_sync_response(0, [A]) == []
+    assert m.owned == frozenset()
+
+
+def test_heartbeat_rebalance_while_syncing_keeps_cooperative_partitions() -> None:
+    m = joined(protocol=RebalanceProtocol.COOPERATIVE)
+    m.request_rejoin("test")
+    assert m.begin_join() == [SendJoin()]
+    m.on_join_sent()
+    m.on_join_response(0, member_id="me", generation_id=4, protocol_name="range", leader_id="x")
+    assert m.on_heartbeat_response(s.REBALANCE_IN_PROGRESS) == [SendJoin()]
+    assert m.owned == {A, B}  # nothing revoked or lost: they are offered again in the join
+
+
+@pytest.mark.parametrize("state", [MemberState.JOINING, MemberState.REVOKING])
+def test_heartbeat_rebalance_outside_sync_and_stable_ignored(state: MemberState) -> None:
+    m = GroupMembership()
+    m.state = state
+    assert m.on_heartbeat_response(s.REBALANCE_IN_PROGRESS) == []
+    assert m.state is state
+
+
 @pytest.mark.parametrize("code", [s.ILLEGAL_GENERATION, s.UNKNOWN_MEMBER_ID])
 def test_heartbeat_generation_errors_lose_partitions(code: int) -> None:
     m = joined()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -59,17 +62,49 @@ class OwnershipCheck:
                 del self.owner[tp]
 
 
+#: The member whose tasks log a record: the consumer's background tasks start in a copy of
+#: the context ``member`` sets, so the name follows them (see ``_tag_member``).
+_MEMBER: contextvars.ContextVar[str] = contextvars.ContextVar("member", default="")
+
+
+@contextlib.contextmanager
+def _tag_member() -> Iterator[None]:
+    """Prefix log messages with the churn member they come from (read with ``--log-file``)."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        name = _MEMBER.get()
+        if name:
+            record.msg = f"[{name}] {record.msg}"
+        return record
+
+    logging.setLogRecordFactory(factory)
+    try:
+        yield
+    finally:
+        logging.setLogRecordFactory(previous)
+
+
 async def run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> None:
     """3 members, a 4th joins mid-stream, one leaves; every record read exactly once."""
+    with _tag_member():
+        await _run_churn(bootstrap, topic, total, strategy)
+
+
+async def _run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> None:
     check = OwnershipCheck()
     seen: Counter[tuple[int, int]] = Counter()
     who: dict[tuple[int, int], list[tuple[str, float]]] = {}
     group = f"churn-{topic}"
     done = anyio.Event()
     stop: dict[str, anyio.Event] = {}
+    consumers: dict[str, Consumer[bytes, bytes]] = {}
+    snapshot: list[str] = []
 
     async def member(name: str, task_status: anyio.abc.TaskStatus[None]) -> None:
         stop[name] = anyio.Event()
+        _MEMBER.set(name)
         async with Consumer(
             topic,
             bootstrap_servers=bootstrap,
@@ -80,6 +115,7 @@ async def run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> No
             auto_commit_interval_ms=300,
             **FAST_GROUP,
         ) as c:
+            consumers[name] = c
             task_status.started()
             while not stop[name].is_set() and not done.is_set():
                 batch = await c.getmany(timeout_ms=100, max_records=max(20, total // 500))
@@ -97,17 +133,49 @@ async def run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> No
                 # Slow consumers, so the joins and leaves happen mid-stream.
                 await anyio.sleep(0.01)
 
-    with anyio.fail_after(120):
-        async with anyio.create_task_group() as tg:
-            for name in ("a", "b", "c"):
-                await tg.start(member, name)
-            while len(seen) < total // 4:  # noqa: ASYNC110 - polling a counter
-                await anyio.sleep(0.05)
-            await tg.start(member, "d")
-            while len(seen) < total // 2:  # noqa: ASYNC110 - polling a counter
-                await anyio.sleep(0.05)
-            stop["b"].set()  # a graceful leave: commits, revokes, LeaveGroup
-            await done.wait()
+    def describe() -> str:
+        """Where each member stands (taken before the deadline cancels them)."""
+        per_partition: Counter[int] = Counter(p for p, _ in seen)
+        lines = [f"seen {len(seen)}/{total}, per partition {sorted(per_partition.items())}"]
+        for n, c in consumers.items():
+            st = c.statistics()
+            g = st["group"] or {}
+            parts = {k: (v["position"], v["high_watermark"]) for k, v in st["partitions"].items()}
+            lines.append(
+                f"{n}: stopped={stop[n].is_set()} closed={st['closed']} state={g.get('state')} "
+                f"gen={g.get('generation_id')} member={g.get('member_id')} "
+                f"rejoin={g.get('rejoin_needed')} ({g.get('rejoin_reason')}) "
+                f"rebalances={g.get('rebalances')} since_poll={g.get('seconds_since_poll')} "
+                f"partitions(position, hw)={parts} fetcher={st['fetcher']}"
+            )
+        lines.append(f"events {check.events}")
+        return "\n".join(lines)
+
+    watch = anyio.CancelScope()
+
+    async def watchdog() -> None:
+        with watch:
+            await anyio.sleep(deadline - 2)
+            snapshot.append(describe())
+
+    deadline = 120
+    try:
+        with anyio.fail_after(deadline):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watchdog)
+                for name in ("a", "b", "c"):
+                    await tg.start(member, name)
+                while len(seen) < total // 4:  # noqa: ASYNC110 - polling a counter
+                    await anyio.sleep(0.05)
+                await tg.start(member, "d")
+                while len(seen) < total // 2:  # noqa: ASYNC110 - polling a counter
+                    await anyio.sleep(0.05)
+                stop["b"].set()  # a graceful leave: commits, revokes, LeaveGroup
+                await done.wait()
+                watch.cancel()
+    except TimeoutError:
+        pytest.fail(f"churn did not finish within {deadline} s:\n" + "\n".join(snapshot))
+
     assert not check.violations, check.violations[:5]
     assert len(seen) == total, f"{total - len(seen)} records never consumed"
     dupes = [k for k, n in seen.items() if n > 1]

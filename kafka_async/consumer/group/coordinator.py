@@ -304,7 +304,9 @@ class GroupCoordinator:
                         finally:
                             self._step_scope = None
                     if scope.cancelled_caught:
-                        log.info("group %s: %s abandoned to leave", self.group_id, action)
+                        # A leave, or a heartbeat telling that the generation being
+                        # synced is over, stopped it.
+                        log.info("group %s: %s abandoned", self.group_id, action)
                         more = []
                 else:
                     more = await self._do(action)
@@ -448,7 +450,15 @@ class GroupCoordinator:
 
         cfg = self._config
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
+        sent_at = time.monotonic()
         _, resp = await send(self._client, node, SYNC_GROUP, body, purpose="group", timeout=timeout)
+        log.debug(
+            "group %s: SyncGroup (generation %s) -> error %s after %.0f ms",
+            self.group_id,
+            m.generation_id,
+            resp.error_code,
+            (time.monotonic() - sent_at) * 1000,
+        )
         assigned: tuple[TopicPartition, ...] = ()
         if resp.error_code == 0:
             assignment = Assignment.decode(resp.assignment or b"")
@@ -661,7 +671,14 @@ class GroupCoordinator:
             # A rebalance is under way: keep the session alive while we rejoin.
             self._last_heartbeat_ok = time.monotonic()
         log.info("group %s: heartbeat answered %s", self.group_id, resp.error_code)
+        syncing = m.state is MemberState.SYNCING
         actions = m.on_heartbeat_response(resp.error_code)
+        if syncing and m.state is not MemberState.SYNCING:
+            # The SyncGroup still pending is moot (see on_heartbeat_response): stop waiting
+            # for it, so ``run`` rejoins now, within the new rebalance's join phase.
+            scope = self._step_scope
+            if scope is not None:
+                scope.cancel()
         for a in actions:
             if isinstance(a, FindCoordinator):
                 self._client.invalidate_coordinator(self.group_id)

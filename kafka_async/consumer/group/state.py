@@ -364,6 +364,12 @@ class GroupMembership:
         """A heartbeat (or a commit inside the generation) came back with ``error_code``."""
         if error_code == NONE:
             return []
+        if self.state is MemberState.SYNCING and error_code == REBALANCE_IN_PROGRESS:
+            # The generation we are syncing for is over: answer as the SyncGroup would.
+            # Apache Kafka fails the pending SyncGroup at once; a broker that instead holds
+            # it (Tansu: until the session timeout) would make the member miss the next join
+            # phase, and two such members knock each other out of every generation after.
+            return self.on_sync_response(REBALANCE_IN_PROGRESS)
         if self.state is not MemberState.STABLE:
             return []  # heartbeats are only meaningful in a generation; ignore stragglers
         if error_code == REBALANCE_IN_PROGRESS:
