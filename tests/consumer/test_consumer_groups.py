@@ -210,6 +210,70 @@ async def test_group_churn_100k(kafka_broker: str, new_topic: Callable[..., str]
     await run_churn(kafka_broker, topic, 100_000, "range")
 
 
+@pytest.mark.anyio
+async def test_rebalance_during_held_sync_rejoins_in_that_rebalance(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    """A rebalance that starts while a member's SyncGroup is held by the broker: the member
+    rejoins within that rebalance, so one more generation settles the group.
+
+    Tansu holds a follower's SyncGroup that arrives before the leader's (a joining member is
+    answered first) until the session timeout, then answers REBALANCE_IN_PROGRESS; Kafka
+    answers it at once when the rebalance starts. A member waiting for it missed the next
+    join phase, and its late rejoin forced yet another generation; two such members kept
+    each other out of every generation (test_group_churn_small hung until its deadline)."""
+    topic = new_topic(4)
+    kw: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": f"held-sync-{topic}",
+        "partition_assignment_strategy": "range",
+        **FAST_GROUP,
+    }
+
+    def group(c: Consumer[bytes, bytes]) -> dict[str, Any]:
+        g: dict[str, Any] = c.statistics()["group"]
+        return g
+
+    async with Consumer(topic, **kw) as a:
+        b = Consumer(topic, **kw)
+        async with b:
+            with anyio.fail_after(30):
+                while not (  # noqa: ASYNC110 - polling statistics
+                    a.assignment() and b.assignment() and group(a)["state"] == "stable"
+                ):
+                    await anyio.sleep(0.05)
+            async with Consumer(topic, **kw) as d:
+                # d joins first, so its JoinGroup is answered before the leader's and its
+                # SyncGroup waits; seen waiting twice, 0.3 s apart, it is held.
+                held = None
+                with anyio.move_on_after(15):
+                    while held is None:
+                        g = group(d)
+                        if g["state"] == "syncing":
+                            await anyio.sleep(0.3)
+                            if group(d)["state"] == "syncing" and (
+                                group(d)["generation_id"] == g["generation_id"]
+                            ):
+                                held = g["generation_id"]
+                        await anyio.sleep(0.01)
+                if held is None:
+                    pytest.skip("this broker never held a SyncGroup: the scenario needs it")
+                await b.close()  # LeaveGroup: the rebalance starts during the held SyncGroup
+                with anyio.fail_after(30):
+                    while not (  # noqa: ASYNC110 - polling statistics
+                        len(a.assignment()) + len(d.assignment()) == 4
+                        and a.assignment()
+                        and d.assignment()
+                        and group(a)["state"] == group(d)["state"] == "stable"
+                    ):
+                        await anyio.sleep(0.05)
+                # One generation after the held one: d joined the rebalance b's leave began.
+                assert group(d)["generation_id"] == group(a)["generation_id"] == held + 1, (
+                    group(a),
+                    group(d),
+                )
+
+
 # -- a crashed member ------------------------------------------------------------------------
 
 _CHILD = r"""

@@ -189,6 +189,9 @@ class GroupCoordinator:
         self._leave_requests: deque[_LeaveRequest] = deque()
         #: The scope of the abandonable step ``run`` is in (see ``_ABANDONABLE``).
         self._step_scope: anyio.CancelScope | None = None
+        #: A heartbeat found the pending SyncGroup moot (see ``_drop_group_connection``).
+        self._sync_moot = False
+        self._sync_node: int | None = None
         self._poll_timeout_at = 0.0
 
     # -- API used by the consumer ------------------------------------------------------------
@@ -308,6 +311,8 @@ class GroupCoordinator:
                         # synced is over, stopped it.
                         log.info("group %s: %s abandoned", self.group_id, action)
                         more = []
+                        if isinstance(action, SendSync) and self._sync_moot:
+                            await self._drop_group_connection()
                 else:
                     more = await self._do(action)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
@@ -451,6 +456,7 @@ class GroupCoordinator:
         cfg = self._config
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
         sent_at = time.monotonic()
+        self._sync_node, self._sync_moot = node, False
         _, resp = await send(self._client, node, SYNC_GROUP, body, purpose="group", timeout=timeout)
         log.debug(
             "group %s: SyncGroup (generation %s) -> error %s after %.0f ms",
@@ -465,6 +471,19 @@ class GroupCoordinator:
             # Ignore partitions of topics we do not subscribe to (a leader with a stale view).
             assigned = tuple(tp for tp in assignment.partitions if tp.topic in self._subs.topics)
         return m.on_sync_response(resp.error_code, assigned)
+
+    async def _drop_group_connection(self) -> None:
+        """Close the "group" connection after abandoning a SyncGroup the broker still holds.
+
+        A broker answers a connection's requests in order, so the rejoin's JoinGroup would
+        otherwise wait behind the held SyncGroup (on Tansu until the session timeout) and
+        miss the join phase it is meant for; the next request opens a fresh connection."""
+        self._sync_moot = False
+        node = self._sync_node
+        conn = None if node is None else self._client.pool.connection(node, "group")
+        if conn is not None:
+            log.debug("group %s: closing the group connection (SyncGroup abandoned)", self.group_id)
+            await conn.close()
 
     async def _assign_as_leader(self) -> list[dict[str, Any]]:
         m = self.membership
@@ -678,6 +697,7 @@ class GroupCoordinator:
             # for it, so ``run`` rejoins now, within the new rebalance's join phase.
             scope = self._step_scope
             if scope is not None:
+                self._sync_moot = True
                 scope.cancel()
         for a in actions:
             if isinstance(a, FindCoordinator):
