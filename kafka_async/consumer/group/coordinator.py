@@ -14,7 +14,8 @@ Two tasks in the consumer's task group:
   a session that expired (no successful heartbeat for
   ``session_timeout_ms``) and a poll interval that expired (the application stopped
   calling ``getmany``/``getone`` for ``max_poll_interval_ms``). It only feeds those events
-  to the state machine and queues the resulting actions for ``run``.
+  to the state machine and queues the resulting actions for ``run``; the one step it
+  interrupts is a SyncGroup that a REBALANCE_IN_PROGRESS answer has made moot.
 
 Leaving (``leave_group``, for close() and unsubscribe()) is a request to ``run``, so it never
 races a JoinGroup/SyncGroup or a listener call: a pending JoinGroup, SyncGroup, coordinator
