@@ -234,9 +234,7 @@ async def test_offsets_for_times(kafka_broker: str, new_topic: Callable[..., str
     finally:
         rd.close()
     mine = got[tp]
-    if (mine is None or mine.offset != 30) and theirs[0].offset == (
-        mine.offset if mine else -1
-    ):
+    if (mine is None or mine.offset != 30) and theirs[0].offset == (mine.offset if mine else -1):
         pytest.skip(
             "Tansu gap: ListOffsets by timestamp answers offset "
             f"{theirs[0].offset} to librdkafka too (expected 30)"
