@@ -260,7 +260,7 @@ def test_heartbeat_rebalance_while_syncing_rejoins_at_once() -> None:
     m.begin_join()
     m.on_join_sent()
     m.on_join_response(0, member_id="me", generation_id=4, protocol_name="range", leader_id="x")
-    assert m.state is MemberState.SYNCING
+    assert (m.state, m.generation_id) == (MemberState.SYNCING, 4)
     assert m.on_heartbeat_response(s.REBALANCE_IN_PROGRESS) == [SendJoin()]
     assert m.state is MemberState.JOINING
     assert not m.rejoin_needed  # the SendJoin above is the rejoin; no second one

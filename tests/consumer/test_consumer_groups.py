@@ -23,6 +23,7 @@ from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssigno
 from consumer_helpers import FAST_GROUP, produce
 
 from kafka_async.consumer import CommitFailedError, Consumer, ConsumerRebalanceListener
+from kafka_async.consumer.config import AssignorName
 from kafka_async.structs import TopicPartition
 
 pytestmark = pytest.mark.integration
@@ -86,13 +87,13 @@ def _tag_member() -> Iterator[None]:
         logging.setLogRecordFactory(previous)
 
 
-async def run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> None:
+async def run_churn(bootstrap: str, topic: str, total: int, strategy: AssignorName) -> None:
     """3 members, a 4th joins mid-stream, one leaves; every record read exactly once."""
     with _tag_member():
         await _run_churn(bootstrap, topic, total, strategy)
 
 
-async def _run_churn(bootstrap: str, topic: str, total: int, strategy: str) -> None:
+async def _run_churn(bootstrap: str, topic: str, total: int, strategy: AssignorName) -> None:
     check = OwnershipCheck()
     seen: Counter[tuple[int, int]] = Counter()
     who: dict[tuple[int, int], list[tuple[str, float]]] = {}
@@ -328,7 +329,7 @@ async def test_crashed_member_partitions_reassigned(
             else:
                 committed[p] = o
 
-    async def consume(c: Consumer, max_records: int) -> None:
+    async def consume(c: Consumer[bytes, bytes], max_records: int) -> None:
         batch = await c.getmany(timeout_ms=100, max_records=max_records)
         for recs in batch.values():
             seen.update((r.partition, r.offset) for r in recs)
@@ -386,7 +387,7 @@ async def test_crashed_member_partitions_reassigned(
 )
 @pytest.mark.anyio
 async def test_mixed_group_with_aiokafka(
-    kafka_broker: str, new_topic: Callable[..., str], strategy: str, aio_assignor: Any
+    kafka_broker: str, new_topic: Callable[..., str], strategy: AssignorName, aio_assignor: Any
 ) -> None:
     topic = new_topic(6)
     total = 3000
@@ -415,7 +416,9 @@ async def test_mixed_group_with_aiokafka(
             group_id=group,
             partition_assignment_strategy=strategy,
             auto_commit_interval_ms=300,
-            **{**FAST_GROUP, "session_timeout_ms": 6000, "heartbeat_interval_ms": 500},
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+            auto_offset_reset=FAST_GROUP["auto_offset_reset"],
         )
         for _ in range(2)
     ]
