@@ -48,10 +48,17 @@ import pytest
 from kafka_async import Consumer
 from kafka_async.errors import CorruptRecordError, KafkaError, MessageTooLargeError
 from kafka_async.protocol.apis import FETCH
+from kafka_async.records import _pure
+from kafka_async.records import batch as batch_module
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
 from kafka_async.testing.soak import record_result
+
+try:
+    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+except ImportError:  # the optional C accelerator was not built
+    _speedups = None
 
 HOSTILE, HEALTHY = 1, 2
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -434,17 +441,45 @@ SERIES: dict[str, tuple[Callable[[int, random.Random], bytes], bool]] = {
     "random mutations": (_random, True),
     "random mutations, CRC fixed": (_random_crc_fixed, False),
 }
+#: The record decoders: the C accelerator (when built) and its pure-Python twin. The
+#: CRC-fixed series, the one that reaches the per-record loops, runs against each.
+DECODERS = {"C": getattr(_speedups, "decode_records", None), "pure": _pure.decode_records}
+
+
+def _series_params() -> list[Any]:
+    out = [pytest.param("random mutations", "default", id="random mutations")]
+    for name, fn in DECODERS.items():
+        out.append(
+            pytest.param(
+                "random mutations, CRC fixed",
+                name,
+                id=f"random mutations, CRC fixed, {name} decoder",
+                marks=pytest.mark.skipif(fn is None, reason="the C accelerator is not built"),
+            )
+        )
+    return out
+
+
+def _use_decoder(monkeypatch: pytest.MonkeyPatch, decoder: str) -> str:
+    """Make the consumer decode with ``decoder``; the series name to report."""
+    if decoder == "default":
+        return ""
+    monkeypatch.setattr(batch_module, "_decode_records", DECODERS[decoder])
+    return f", {decoder} decoder"
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("series", sorted(SERIES))
-async def test_hostile_records_quick(rig: Rig, series: str) -> None:
+@pytest.mark.parametrize(("series", "decoder"), _series_params())
+async def test_hostile_records_quick(
+    rig: Rig, series: str, decoder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make, strict = SERIES[series]
+    label = series + _use_decoder(monkeypatch, decoder)
     n = examples(QUICK)
-    tally = await run_series(rig, make, n, seed=len(series), strict=strict)
+    tally = await run_series(rig, make, n, seed=len(label), strict=strict)
     assert sum(tally.outcomes.values()) == n
     record_result(
-        f"hostile: Fetch records {series}",
+        f"hostile: Fetch records {label}",
         runs=n,
         records=tally.records,
         extra_outcomes=str(tally.outcomes),
@@ -453,14 +488,17 @@ async def test_hostile_records_quick(rig: Rig, series: str) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.slow
-@pytest.mark.parametrize("series", sorted(SERIES))
-async def test_hostile_records_full(rig: Rig, series: str) -> None:
+@pytest.mark.parametrize(("series", "decoder"), _series_params())
+async def test_hostile_records_full(
+    rig: Rig, series: str, decoder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make, strict = SERIES[series]
+    label = series + _use_decoder(monkeypatch, decoder)
     n = examples(FULL)
     tally = await run_series(rig, make, n, seed=1234, strict=strict)
     assert sum(tally.outcomes.values()) == n
     record_result(
-        f"hostile: Fetch records {series} (full)",
+        f"hostile: Fetch records {label} (full)",
         runs=n,
         records=tally.records,
         extra_outcomes=str(tally.outcomes),
