@@ -453,6 +453,11 @@ class Fetcher:
                     # Kept for when the partition resumes, out of the way of the others.
                     skipped.append(buffer.popleft())
                     continue
+                if only is not None and cf.tp not in only:
+                    # Another partition's data or error: getmany(tp) neither returns nor
+                    # raises it.
+                    skipped.append(buffer.popleft())
+                    continue
                 if cf.error is not None:
                     if out or holding:
                         break  # hand out what we have first; the error surfaces next time
@@ -466,9 +471,6 @@ class Fetcher:
                     buffer.popleft()
                     self._release(cf)
                     self._fetch_offsets.pop(cf.tp, None)
-                    continue
-                if only is not None and cf.tp not in only:
-                    skipped.append(buffer.popleft())
                     continue
                 if not cf.started:
                     self._changed.notify()  # its partition may be fetched again now
