@@ -347,12 +347,15 @@ class Exchanges:
         def reply(req: FakeRequest) -> Any:
             return Payload(struct.pack(">i", req.correlation_id) + payload_after_corr)
 
-        self.c.hostile.script(api.key, reply, count=1)
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
         resp: Any = None
         err: KafkaError | None = None
         with anyio.fail_after(DEADLINE):
+            # Open (and negotiate) the connection first: a reconnect after the previous
+            # example must not take the scripted answer for its own ApiVersions.
+            await self.c.client.connection(HOSTILE)
+            self.c.hostile.script(api.key, reply, count=1)
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
             try:
                 resp = await self.c.client.request(
                     HOSTILE, api, _request_body(api, self.version), version=self.version
@@ -360,16 +363,18 @@ class Exchanges:
                 check_embedded(api, resp)
             except KafkaError as exc:
                 err = exc
+            finally:
+                self.c.hostile.clear_scripts()
         self.worst = max(self.worst, tracemalloc.get_traced_memory()[1] - base)
         key = "decoded" if err is None else type(err).__name__
         self.outcomes[key] = self.outcomes.get(key, 0) + 1
-        if err is None:
-            await self._calm_down()
+        await self._calm_down()
         return resp, err
 
     async def _calm_down(self) -> None:
         """A mutation that parses may carry any throttle time, which the client honours
-        (capped); drop such a connection so later examples keep testing decoding."""
+        (capped), even when what is inside then fails to decode; drop such a connection so
+        later examples keep testing decoding."""
         conn = self.c.client.pool.connection(HOSTILE)
         if conn is not None and conn.statistics().throttles:
             await conn.close()

@@ -586,6 +586,19 @@ FIELD_CASES: dict[str, tuple[Callable[[bytearray], None], bool, str, list[int]]]
     "value length 63 (CRC fixed)": (_set(68, b"\x7e"), True, "CorruptRecordError", []),
     "header count 63 (CRC fixed)": (_set(71, b"\x7e"), True, "CorruptRecordError", []),
     "header key length 63 (CRC fixed)": (_set(72, b"\x7e"), True, "CorruptRecordError", []),
+    # The second record (byte 76): length 76, attributes 77, timestampDelta 78, offsetDelta 79.
+    "second offset delta 0, a duplicate (CRC fixed)": (
+        _set(79, b"\x00"),
+        True,
+        "CorruptRecordError",
+        [],
+    ),
+    "second offset delta -1, backwards (CRC fixed)": (
+        _set(79, b"\x01"),
+        True,
+        "CorruptRecordError",
+        [],
+    ),
     "unknown codec 7 (CRC fixed)": (_set(22, b"\x07"), True, "UnsupportedCodecError", []),
     "gzip codec on raw records (CRC fixed)": (_set(22, b"\x01"), True, "CorruptRecordError", []),
 }
