@@ -48,7 +48,7 @@ async def test_consumer_background_failure_wakes_getmany(
 ) -> None:
     topic = f"bg-fail-{uuid.uuid4().hex[:8]}"
     await embedded_broker.acreate_topic(topic, partitions=1)
-    consumer: Consumer[bytes | None, bytes | None] = Consumer(
+    consumer: Consumer[bytes, bytes] = Consumer(
         topic,
         bootstrap_servers=embedded_broker.bootstrap_servers,
         group_id=f"bg-fail-{uuid.uuid4().hex[:8]}",

@@ -266,7 +266,7 @@ async def test_reliability_close_inside_a_deadline(
     sockets = open_sockets()
     bootstrap = embedded_broker.bootstrap_servers
     producer = Producer(bootstrap_servers=bootstrap, linger_ms=50)
-    consumer: Consumer[bytes | None, bytes | None] = Consumer(
+    consumer: Consumer[bytes, bytes] = Consumer(
         topic,
         bootstrap_servers=bootstrap,
         group_id=f"close-deadline-{uuid.uuid4().hex[:8]}",
@@ -300,7 +300,7 @@ async def test_reliability_close_from_another_task(embedded_broker: EmbeddedBrok
     the background tasks are gone, while the starting task has long returned."""
     base = await _baseline()
     producer = Producer(bootstrap_servers=embedded_broker.bootstrap_servers)
-    consumer: Consumer[bytes | None, bytes | None] = Consumer(
+    consumer: Consumer[bytes, bytes] = Consumer(
         bootstrap_servers=embedded_broker.bootstrap_servers
     )
 
