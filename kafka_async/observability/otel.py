@@ -46,6 +46,8 @@ so they cost nothing on the produce and fetch paths:
 - ``kafka_async.producer.requests.sent``: counter ({request})
 - ``kafka_async.producer.batches.sent``: counter ({batch})
 - ``kafka_async.producer.retries``: counter ({retry})
+- ``kafka_async.producer.batch_splits``: counter ({split}); batches split after the broker
+  refused them as too large
 - ``kafka_async.producer.errors``: counter ({error}), per ``error.type``
 - ``messaging.client.consumed.messages``: counter ({message})
 - ``kafka_async.consumer.lag``: gauge ({message}), per destination name and partition id
@@ -220,6 +222,14 @@ _INSTRUMENTS: list[tuple[str, bool, str, str, str, _Extractor]] = [
         "Batches put back for another attempt.",
         "producer",
         _scalar("retries"),
+    ),
+    (
+        "kafka_async.producer.batch_splits",
+        True,
+        "{split}",
+        "Batches split and sent again after the broker refused them as too large.",
+        "producer",
+        _scalar("batch_splits"),
     ),
     (
         "kafka_async.producer.errors",

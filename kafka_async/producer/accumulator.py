@@ -10,7 +10,8 @@ The accumulator owns every record between ``Producer.enqueue`` and the broker's 
 * ``drain`` takes, for one broker, at most one batch per partition (a Produce request may
   name a partition only once) up to ``max_request_size``, and stamps producer id, epoch and
   sequence numbers on batches that have none yet;
-* ``complete`` / ``fail`` / ``reenqueue`` settle a batch after the broker answered.
+* ``complete`` / ``fail`` / ``reenqueue`` settle a batch after the broker answered, and
+  ``split`` puts a batch the broker refused as too large back as smaller batches.
 
 Nothing here awaits or does I/O; the sender calls these functions and does the waiting.
 
@@ -27,6 +28,10 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
 * A batch the broker rejected (so did not write) leaves a gap before the later batches of
   its partition: the sender has them renumbered, by an epoch bump or, inside a transaction,
   by ``fail(..., unwritten=True)`` moving their sequences down.
+* A batch split after a too-large refusal (never written) hands its sequence range, in
+  order, to its pieces, which take its place: the broker still expects its first sequence,
+  so the partition's later batches keep theirs and nothing is renumbered. Never sent, the
+  pieces are pipelined like new batches.
 * An epoch bump renumbers only partitions that are unresolved or have no sequenced batch
   left; a partition with a retry that may already be written keeps its old producer id,
   epoch and sequences until that retry is settled, so the broker can still recognise it as
@@ -48,7 +53,7 @@ from typing import Any
 import anyio
 
 from ..errors import BrokerResponseError, InvalidStateError, KafkaTimeoutError
-from ..records.batch import BatchBuilder
+from ..records.batch import HEADER_SIZE, BatchBuilder, Record, decode_batches
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 
 __all__ = [
@@ -102,19 +107,23 @@ class ProducerBatch:
         "base_offset",
         "base_sequence",
         "builder",
+        "children",
         "closed",
         "created",
         "done",
         "error",
         "in_flight",
         "log_append_time",
+        "parent",
         "payload",
+        "pending_children",
         "producer_epoch",
         "producer_id",
         "record_count",
         "reserved",
         "retry_at",
         "sequence_reset",
+        "split_delta",
         "tp",
     )
 
@@ -143,8 +152,24 @@ class ProducerBatch:
         self.log_append_time = -1
         self.error: BaseException | None = None
         self._event: anyio.Event | None = None
+        #: Set when the broker refused the batch as too large and it was split: the smaller
+        #: batches now holding its records, in order. The batch itself is then never sent; it
+        #: settles once all of them have, with ``error`` kept as the refusal, and its
+        #: records' outcomes are read from the batch holding each (see ``_holder``). Looking
+        #: there only when ``error`` is set keeps the split out of the success path.
+        self.children: tuple[ProducerBatch, ...] | None = None
+        #: Children not settled yet (a split batch settles when this reaches 0).
+        self.pending_children = 0
+        #: The batch this one was split from, and the offset delta its first record had there.
+        self.parent: ProducerBatch | None = None
+        self.split_delta = 0
 
     def __repr__(self) -> str:
+        if self.children is not None:
+            return (
+                f"<ProducerBatch {self.tp.topic}-{self.tp.partition} "
+                f"records={self.record_count} split into {len(self.children)}>"
+            )
         state = "done" if self.done else "in-flight" if self.in_flight else "queued"
         return (
             f"<ProducerBatch {self.tp.topic}-{self.tp.partition} records={self.record_count} "
@@ -192,6 +217,17 @@ class ProducerBatch:
         self.payload = None
         if self._event is not None:
             self._event.set()
+        if self.parent is not None:
+            self.parent._child_settled()
+
+    def _child_settled(self) -> None:
+        self.pending_children -= 1
+        if self.pending_children == 0:
+            self.done = True
+            if self._event is not None:
+                self._event.set()
+            if self.parent is not None:
+                self.parent._child_settled()
 
     async def wait(self) -> None:
         """Wait until the batch is acknowledged or failed."""
@@ -205,6 +241,18 @@ class ProducerBatch:
 def _refuse_append(*args: Any) -> None:
     """What a settled batch's ``append`` becomes: it takes nothing (and frees the builder)."""
     return
+
+
+def _holder(batch: ProducerBatch, delta: int) -> tuple[ProducerBatch, int]:
+    """The batch that holds the record at ``delta`` of ``batch`` after splits, and its delta
+    there (``batch`` itself when it was never split)."""
+    while batch.children is not None:
+        for child in reversed(batch.children):
+            if child.split_delta <= delta:
+                break
+        delta -= child.split_delta
+        batch = child
+    return batch, delta
 
 
 class Delivery:
@@ -229,8 +277,9 @@ class Delivery:
     def __repr__(self) -> str:
         if not self._batch.done:
             return f"<Delivery {self._batch.tp.topic}-{self._batch.tp.partition} pending>"
-        if self._batch.error is not None:
-            return f"<Delivery failed: {self._batch.error!r}>"
+        error = self.exception()
+        if error is not None:
+            return f"<Delivery failed: {error!r}>"
         return f"<Delivery {self.result()!r}>"
 
     @property
@@ -244,17 +293,26 @@ class Delivery:
 
     def exception(self) -> BaseException | None:
         """The error the record failed with, None on success; ``InvalidStateError`` early."""
-        if not self._batch.done:
+        batch = self._batch
+        if not batch.done:
             raise InvalidStateError("the record is not settled yet")
-        return self._batch.error
+        if batch.error is not None and batch.children is not None:
+            return _holder(batch, self._delta)[0].error
+        return batch.error
 
     def result(self) -> RecordMetadata:
         """The record's metadata; raises its error, or ``InvalidStateError`` if not settled."""
         batch = self._batch
         if not batch.done:
             raise InvalidStateError("the record is not settled yet")
+        delta = self._delta
         if batch.error is not None:
-            raise batch.error
+            if batch.children is None:
+                raise batch.error
+            # The batch was split: the record's outcome is that of the batch now holding it.
+            batch, delta = _holder(batch, delta)
+            if batch.error is not None:
+                raise batch.error
         if batch.log_append_time >= 0:
             timestamp, ts_type = batch.log_append_time, TimestampType.LOG_APPEND_TIME
         else:
@@ -262,7 +320,7 @@ class Delivery:
         return RecordMetadata(
             batch.tp.topic,
             batch.tp.partition,
-            batch.base_offset + self._delta if batch.base_offset >= 0 else -1,
+            batch.base_offset + delta if batch.base_offset >= 0 else -1,
             timestamp,
             ts_type,
             self._key_size,
@@ -334,9 +392,14 @@ class BulkDelivery:
         """The first error among the records (None if all succeeded); requires ``done()``."""
         if not self.done():
             raise InvalidStateError("the records are not settled yet")
-        for batch, _, _, _ in self._segments:
+        for batch, first_delta, count, _ in self._segments:
             if batch.error is not None:
-                return batch.error
+                if batch.children is None:
+                    return batch.error
+                for delta in range(first_delta, first_delta + count):
+                    error = _holder(batch, delta)[0].error
+                    if error is not None:
+                        return error
         return None
 
     def results(self) -> list[RecordMetadata | BaseException]:
@@ -348,6 +411,9 @@ class BulkDelivery:
         order = self._order
         for batch, first_delta, count, first_index in self._segments:
             if batch.error is not None:
+                if batch.children is not None:
+                    self._split_results(out, batch, first_delta, count, first_index)
+                    continue
                 for i in range(first_index, first_index + count):
                     out[order[i] if order is not None else i] = batch.error
                 continue
@@ -364,6 +430,37 @@ class BulkDelivery:
                     tp.topic, tp.partition, offset, stamp, ts_type
                 )
         return out  # type: ignore[return-value]
+
+    def _split_results(
+        self,
+        out: list[RecordMetadata | BaseException | None],
+        batch: ProducerBatch,
+        first_delta: int,
+        count: int,
+        first_index: int,
+    ) -> None:
+        """``results()`` for one run of records of a batch that was split (one lookup each)."""
+        order = self._order
+        for n in range(count):
+            holder, delta = _holder(batch, first_delta + n)
+            i = first_index + n
+            outcome: RecordMetadata | BaseException
+            if holder.error is not None:
+                outcome = holder.error
+            else:
+                if holder.log_append_time >= 0:
+                    stamp, ts_type = holder.log_append_time, TimestampType.LOG_APPEND_TIME
+                else:
+                    stamp, ts_type = self._timestamp, TimestampType.CREATE_TIME
+                base = holder.base_offset
+                outcome = RecordMetadata(
+                    holder.tp.topic,
+                    holder.tp.partition,
+                    base + delta if base >= 0 else -1,
+                    stamp,
+                    ts_type,
+                )
+            out[order[i] if order is not None else i] = outcome
 
     async def wait(self) -> int:
         """Wait for every record; return how many there were, raise the first error."""
@@ -472,6 +569,8 @@ class RecordAccumulator:
         self.records_acked = 0
         self.records_failed = 0
         self.failed_by_error: dict[str, int] = {}
+        #: Batches split because the broker refused them as too large (``split``).
+        self.batch_splits = 0
         #: Partitions whose sequences are unresolved (a batch that may have been written was
         #: given up, or the broker lost our state): the next epoch bump renumbers them.
         self.unresolved: set[TopicPartition] = set()
@@ -632,6 +731,8 @@ class RecordAccumulator:
         if not self.idempotent:
             return ps.in_flight == 0
         if batch.base_sequence >= 0:
+            if batch.attempts == 0 and batch.parent is not None:
+                return self._piece_sendable(ps, batch)
             # A retry goes out only as the oldest unacknowledged batch of its partition.
             return bool(ps.unacked) and ps.unacked[0] is batch
         if ps.unacked and (
@@ -641,6 +742,19 @@ class RecordAccumulator:
             # start the new epoch's sequences once those are resolved.
             return False
         return ps.in_flight < self.max_in_flight
+
+    def _piece_sendable(self, ps: PartitionState, batch: ProducerBatch) -> bool:
+        """A piece of a split batch, never sent yet, is pipelined like a new batch: it may go
+        once every unacknowledged batch ahead of it is in flight (if one of those fails, the
+        broker answers this one OUT_OF_ORDER_SEQUENCE_NUMBER and it queues up behind it)."""
+        if ps.in_flight >= self.max_in_flight:
+            return False
+        for other in ps.unacked:
+            if other is batch:
+                return True
+            if not other.in_flight:
+                return False
+        return False
 
     def ready(
         self, leader_for: Callable[[TopicPartition], int | None], now: float
@@ -818,6 +932,95 @@ class RecordAccumulator:
                     other.sequence_reset = True
         ps.next_sequence = (ps.next_sequence - count) % _SEQ_MODULUS
 
+    def split(self, batch: ProducerBatch, error: BaseException) -> tuple[ProducerBatch, ...]:
+        """The broker refused ``batch`` as too large (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE):
+        put its records back, in order, as smaller batches at the front of its partition.
+
+        The caller checked that ``batch`` holds more than one record. Each new batch takes at
+        most about half of ``batch``'s bytes, so a batch still too large is split again on
+        its next refusal, down to single records (which then fail with the broker's error).
+        Every record keeps its ``Delivery``: ``batch`` settles once all the new batches have,
+        and each record's outcome is read from the batch now holding it.
+
+        The broker did not write ``batch``, so it still expects ``batch``'s first sequence
+        next. The new batches take ``batch``'s producer id, epoch and sequence range, in
+        order (as the Java client's ``splitAndReenqueue`` does): the first of them carries
+        exactly the expected sequence, and the partition's later batches keep theirs, which
+        follow the range. No renumbering and no epoch bump is needed; those later batches,
+        if they were in flight, come back OUT_OF_ORDER_SEQUENCE_NUMBER and are retried
+        behind the new ones.
+        """
+        if batch.builder is None or batch.record_count < 2:
+            raise ValueError(f"{batch!r} cannot be split (settled, or a single record)")
+        ps = self._parts[batch.tp]
+        size = batch.builder.size_in_bytes
+        # Our own batch: its records' uncompressed size is known, and no cap may refuse it.
+        records = list(
+            next(decode_batches(batch.build(), max_decompressed_size=max(size, 1))).records()
+        )
+        limit = HEADER_SIZE + max(1, (size - HEADER_SIZE + 1) // 2)
+        pieces = split_records(records, limit, self.compression_type, self.transactional)
+
+        children: list[ProducerBatch] = []
+        first = 0
+        reserved_left = batch.reserved
+        for builder, count in pieces:
+            child = ProducerBatch(batch.tp, builder, batch.created)
+            child.closed = True
+            child.record_count = count
+            child.parent = batch
+            child.split_delta = first
+            if len(children) == len(pieces) - 1:
+                child.reserved = reserved_left
+            else:
+                share = 0
+                for rec in records[first : first + count]:
+                    share += record_size(rec.key, rec.value, rec.headers)
+                child.reserved = min(share, reserved_left)
+                reserved_left -= child.reserved
+            first += count
+            children.append(child)
+
+        if batch.in_flight:
+            ps.in_flight -= 1
+        else:
+            try:
+                ps.batches.remove(batch)
+            except ValueError:
+                pass
+        index = 0
+        if batch.base_sequence >= 0 and batch in ps.unacked:
+            sequence = batch.base_sequence
+            for child in children:
+                child.producer_id = batch.producer_id
+                child.producer_epoch = batch.producer_epoch
+                child.base_sequence = sequence
+                sequence = (sequence + child.record_count) % _SEQ_MODULUS
+            unacked = list(ps.unacked)
+            at = unacked.index(batch)
+            unacked[at : at + 1] = children
+            ps.unacked = deque(unacked)
+            # Ahead of everything queued except earlier retries (same rule as ``reenqueue``).
+            for other in ps.batches:
+                if other.base_sequence < 0 or _seq_after(other.base_sequence, batch.base_sequence):
+                    break
+                index += 1
+        for child in reversed(children):
+            ps.batches.insert(index, child)
+
+        self.incomplete.discard(batch)
+        self.incomplete.update(children)
+        batch.reserved = 0
+        batch.in_flight = False
+        batch.builder = None
+        batch.append = _refuse_append
+        batch.payload = None
+        batch.error = error
+        batch.children = tuple(children)
+        batch.pending_children = len(children)
+        self.batch_splits += 1
+        return batch.children
+
     def sequence_unresolved(self, tp: TopicPartition) -> None:
         """A batch of ``tp`` that may have been written was given up, or the broker lost the
         producer's state there: the next epoch bump renumbers the partition."""
@@ -965,12 +1168,69 @@ class RecordAccumulator:
             "records_acked": self.records_acked,
             "records_failed": self.records_failed,
             "records_failed_by_error": dict(self.failed_by_error),
+            "batch_splits": self.batch_splits,
             "queued_batches": self.queued_batches,
             "in_flight_batches": self.in_flight_batches,
             "incomplete_batches": len(self.incomplete),
             "flushing": self.flushing > 0,
             "partitions": len(self._parts),
         }
+
+
+def split_records(
+    records: Sequence[Record],
+    limit: int,
+    compression_type: str | None = None,
+    transactional: bool = False,
+) -> list[tuple[BatchBuilder, int]]:
+    """Pack ``records`` (two or more), in order, into new batches: ``(builder, count)`` each.
+
+    Each batch stays within ``limit`` bytes (header and uncompressed records, as
+    ``BatchBuilder.size_in_bytes`` counts them) unless a single record alone exceeds it.
+    There are always at least two batches: when everything would fit one, the records are
+    cut in two halves by count instead, so a split always makes progress.
+    """
+    if len(records) < 2:
+        raise ValueError("a batch of fewer than two records cannot be split")
+    limit = max(limit, HEADER_SIZE + 1)
+    pieces: list[tuple[BatchBuilder, int]] = []
+    builder: BatchBuilder | None = None
+    count = 0
+    for rec in records:
+        headers = rec.headers or None
+        if (
+            builder is not None
+            and builder.append(rec.timestamp, rec.key, rec.value, headers) is not None
+        ):
+            count += 1
+            continue
+        if builder is not None:
+            pieces.append((builder, count))
+        builder = BatchBuilder(
+            compression_type, batch_size_limit=limit, is_transactional=transactional
+        )
+        builder.append(rec.timestamp, rec.key, rec.value, headers)
+        count = 1
+    assert builder is not None
+    pieces.append((builder, count))
+    if len(pieces) > 1:
+        return pieces
+    half = len(records) // 2
+    return [
+        _packed(records[:half], compression_type, transactional),
+        _packed(records[half:], compression_type, transactional),
+    ]
+
+
+def _packed(
+    records: Sequence[Record], compression_type: str | None, transactional: bool
+) -> tuple[BatchBuilder, int]:
+    builder = BatchBuilder(
+        compression_type, batch_size_limit=_SEQ_MODULUS - 1, is_transactional=transactional
+    )
+    for rec in records:
+        builder.append(rec.timestamp, rec.key, rec.value, rec.headers or None)
+    return builder, len(records)
 
 
 def error_name(error: BaseException) -> str:

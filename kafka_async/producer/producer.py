@@ -742,7 +742,8 @@ class Producer:
         ``state``; buffer: ``buffer_used`` / ``buffer_memory`` (bytes), ``buffered_records``,
         ``queued_batches``, ``in_flight_batches``, ``incomplete_batches``, ``flushing``,
         ``partitions``; outcomes: ``records_acked``, ``records_failed``,
-        ``records_failed_by_error`` (error name -> records); requests:
+        ``records_failed_by_error`` (error name -> records), ``batch_splits`` (batches the
+        broker refused as too large and that were split and sent again); requests:
         ``in_flight_requests`` (broker id -> Produce requests awaiting an answer),
         ``requests_sent``, ``batches_sent``, ``retries``, ``errors_by_code`` (error name ->
         batches that met it, retried or not; Kafka's name for broker error codes such as

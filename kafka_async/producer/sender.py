@@ -58,6 +58,10 @@ _OUT_OF_ORDER = E.OutOfOrderSequenceNumberError.code
 _DUPLICATE_SEQUENCE = E.DuplicateSequenceNumberError.code
 _UNKNOWN_PRODUCER_ID = E.UnknownProducerIdError.code
 _FENCING = (E.ProducerFencedError.code, E.InvalidProducerEpochError.code)
+#: The broker refused a batch for its size; a batch of several records is split (the Java
+#: client splits on both codes: RECORD_LIST_TOO_LARGE is what older brokers answered when a
+#: batch exceeded the log segment size).
+_TOO_LARGE = (E.MessageTooLargeError.code, E.RecordListTooLargeError.code)
 
 
 class Sender:
@@ -515,6 +519,14 @@ class Sender:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("batch %r to %s failed: %r", batch, batch.tp, error)
         code = getattr(error, "code", None)
+        if (
+            code in _TOO_LARGE
+            and batch.record_count > 1
+            and not batch.done
+            and not self._stopping_hard
+        ):
+            self._split(batch, error)
+            return
         if code in _FENCING or (
             self._txn is not None and code == E.TransactionalIdAuthorizationFailedError.code
         ):
@@ -549,6 +561,23 @@ class Sender:
             acc.fail(batch, error)
         if self._txn is not None:
             self._txn.abortable_error(error)
+
+    def _split(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Re-enqueue a batch refused as too large as smaller batches (see
+        ``RecordAccumulator.split``); a split is not a retry and costs no transaction."""
+        size = batch.size
+        pieces = self._acc.split(batch, error)
+        log.info(
+            "%s-%d: the broker refused a batch of %d records (%d bytes) with %s; split it "
+            "into %d batches of %s records",
+            batch.tp.topic,
+            batch.tp.partition,
+            batch.record_count,
+            size,
+            error_name(error),
+            len(pieces),
+            "/".join(str(p.record_count) for p in pieces),
+        )
 
     def _fail_rejected(self, batch: ProducerBatch, error: BaseException) -> None:
         """Fail a sequenced batch the broker answered with an error that rejects it.

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -98,7 +99,6 @@ def parse_value(value: bytes | bytearray | memoryview | None) -> RecordTag | Non
 @dataclass
 class _Entry:
     state: str = "pending"  # pending | acked | failed
-    offset: int = -1
     error: str | None = None
 
 
@@ -170,6 +170,10 @@ class Ledger:
         self.partitions = partitions
         self._next: list[int] = [0] * partitions
         self._entries: dict[tuple[int, int], _Entry] = {}
+        # Acknowledged offsets by partition and sequence, as machine integers: the ledger
+        # must not keep the client's own int objects alive, or a memory-growth measurement
+        # of the client (tracemalloc, by allocating file) would count the ledger's records.
+        self._offsets: list[array[int]] = [array("q") for _ in range(partitions)]
         self._created = time.monotonic()
 
     def __repr__(self) -> str:
@@ -183,13 +187,14 @@ class Ledger:
         seq = self._next[partition]
         self._next[partition] = seq + 1
         self._entries[(partition, seq)] = _Entry()
+        self._offsets[partition].append(-1)
         return seq, encode_value(self.run_id, partition, seq, size)
 
     def acked(self, partition: int, seq: int, offset: int | None = -1) -> None:
         """The producer reported success (``offset`` -1 or None when unknown, e.g. acks=0)."""
         entry = self._entry(partition, seq)
         entry.state, entry.error = "acked", None
-        entry.offset = -1 if offset is None else offset
+        self._offsets[partition][seq] = -1 if offset is None else offset
 
     def failed(self, partition: int, seq: int, error: BaseException | str) -> None:
         """The producer reported failure to the application."""
@@ -212,7 +217,7 @@ class Ledger:
     def acked_offset(self, partition: int, seq: int) -> int:
         """The offset the acknowledgement gave (-1 when unknown or not acknowledged)."""
         entry = self._entry(partition, seq)
-        return entry.offset if entry.state == "acked" else -1
+        return self._offsets[partition][seq] if entry.state == "acked" else -1
 
     def lost_offsets_reused(self, observed: Iterable[Observed]) -> tuple[int, int]:
         """For records that are lost: how many had an acknowledged offset at all, and at how
@@ -230,12 +235,55 @@ class Ledger:
                 present.add((tag.partition, tag.seq))
         with_offset = reused = 0
         for (p, seq), entry in self._entries.items():
-            if entry.state != "acked" or (p, seq) in present or entry.offset < 0:
+            offset = self._offsets[p][seq]
+            if entry.state != "acked" or (p, seq) in present or offset < 0:
                 continue
             with_offset += 1
-            if (p, entry.offset) in at:
+            if (p, offset) in at:
                 reused += 1
         return with_offset, reused
+
+    def lost_in_offset_holes(self, observed: Iterable[Observed]) -> int:
+        """How many lost records sit in a hole of the log that the broker made for them.
+
+        For each run of consecutive lost sequence numbers of a partition, take the records
+        just before and just after it that are present, at offsets ``a`` and ``b``. When the
+        log holds nothing between ``a`` and ``b`` and ``b - a - 1`` equals the run's length,
+        the broker assigned offsets to exactly these records (offsets are the broker's to
+        assign; a client cannot skip any) and then lost their data: the evidence that such a
+        loss is the broker's, whatever the client did.
+        """
+        seq_offset: dict[tuple[int, int], int] = {}
+        offsets: dict[int, set[int]] = {}
+        for obs in observed:
+            offsets.setdefault(obs.partition, set()).add(obs.offset)
+            tag = parse_value(obs.value)
+            if tag is not None and tag.run_id == self.run_id:
+                seq_offset[(tag.partition, tag.seq)] = obs.offset
+        proven = 0
+        for p in range(self.partitions):
+            seq, end = 0, self._next[p]
+            while seq < end:
+                entry = self._entries[(p, seq)]
+                if entry.state != "acked" or (p, seq) in seq_offset:
+                    seq += 1
+                    continue
+                first = seq
+                while (
+                    seq < end
+                    and self._entries[(p, seq)].state == "acked"
+                    and ((p, seq) not in seq_offset)
+                ):
+                    seq += 1
+                before = seq_offset.get((p, first - 1))
+                after = seq_offset.get((p, seq))
+                if before is None or after is None:
+                    continue
+                hole = after - before - 1
+                in_hole = any(before < o < after for o in offsets.get(p, ()))
+                if hole == seq - first and not in_hole:
+                    proven += seq - first
+        return proven
 
     def acked_count(self) -> int:
         """Records acknowledged so far."""
@@ -312,7 +360,9 @@ class Ledger:
                 if entry.state == "failed":
                     report.phantom += 1
                     report._note("phantom", tag.partition, tag.seq)
-                elif entry.state == "acked" and entry.offset >= 0 and entry.offset != offset:
+                elif (
+                    entry.state == "acked" and 0 <= self._offsets[tag.partition][tag.seq] != offset
+                ):
                     report.offset_mismatch += 1
                     report._note("offset_mismatch", tag.partition, tag.seq)
         for key, entry in self._entries.items():
@@ -339,6 +389,27 @@ def _tag_seen(found: dict[int, set[int]], value: bytes | None) -> None:
         found.setdefault(tag.partition, set()).add(tag.seq)
 
 
+def _reached(next_offset: Mapping[int, int], ends: Mapping[int, tuple[int, int]] | None) -> bool:
+    """True when every partition was read up to the end offset taken at the start."""
+    if ends is None:
+        return False
+    return all(next_offset.get(p, low) >= high for p, (low, high) in ends.items())
+
+
+def _trusted(
+    next_offset: Mapping[int, int], ends: dict[int, tuple[int, int]] | None
+) -> dict[int, tuple[int, int]] | None:
+    """``ends``, or None once a record was read past one of them.
+
+    Nothing is produced during a read-back, so an end offset that was passed was stale: a
+    durable Tansu restarted after a kill -9 answers ListOffsets with an end offset below the
+    records it serves. Stopping there would report the records after it as lost.
+    """
+    if ends is None or any(next_offset.get(p, low) > high for p, (low, high) in ends.items()):
+        return None
+    return ends
+
+
 def read_back_confluent(
     bootstrap: str,
     topic: str,
@@ -351,9 +422,13 @@ def read_back_confluent(
 ) -> list[Observed]:
     """Read every partition of ``topic`` from the beginning with librdkafka (assign mode).
 
-    Blocking (call it through ``anyio.to_thread.run_sync`` from async code). Stops once every
-    ``expect``-ed sequence was seen plus ``grace`` seconds (for duplicates to show up), after
-    ``idle`` seconds without a new record, or at ``timeout``.
+    Blocking (call it through ``anyio.to_thread.run_sync`` from async code). The end offsets
+    are taken first, so call it once producing has stopped: reading stops as soon as every
+    partition was read up to them (the whole log: every copy of every record). When that
+    never happens (a transaction marker is the last offset, say), or a record turns up past
+    an end offset (it was stale), it stops once every ``expect``-ed sequence was seen plus
+    ``grace`` seconds (for duplicates to show up), after ``idle`` seconds without a new
+    record, or at ``timeout``.
     """
     import confluent_kafka
 
@@ -369,17 +444,30 @@ def read_back_confluent(
     )
     out: list[Observed] = []
     found: dict[int, set[int]] = {}
+    next_offset: dict[int, int] = {}
     try:
+        start = time.monotonic()
+        ends: dict[int, tuple[int, int]] | None = {}
+        for p in range(partitions):
+            try:
+                marks = consumer.get_watermark_offsets(
+                    confluent_kafka.TopicPartition(topic, p), timeout=min(timeout, 10.0)
+                )
+            except confluent_kafka.KafkaException:
+                marks = None
+            if marks is None or ends is None:
+                ends = None  # no end offsets: the expect/idle rules decide when to stop
+                break
+            ends[p] = (int(marks[0]), int(marks[1]))
         consumer.assign(
             [
                 confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
                 for p in range(partitions)
             ]
         )
-        start = time.monotonic()
-        last_new = start
+        last_new = time.monotonic()
         done_at: float | None = None
-        while True:
+        while not _reached(next_offset, ends):
             now = time.monotonic()
             if now - start > timeout or now - last_new > idle:
                 break
@@ -390,9 +478,12 @@ def read_back_confluent(
                 if err is not None:
                     raise RuntimeError(f"confluent-kafka read-back error: {err}")
                 value = msg.value()
-                out.append(Observed(int(msg.partition() or 0), int(msg.offset() or 0), value))
+                partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
+                out.append(Observed(partition, offset, value))
+                next_offset[partition] = max(next_offset.get(partition, 0), offset + 1)
                 _tag_seen(found, value)
                 last_new = time.monotonic()
+            ends = _trusted(next_offset, ends)
             if done_at is None and _complete(found, expect):
                 done_at = time.monotonic()
         return out
@@ -411,14 +502,17 @@ async def read_back_ours(
     grace: float = 1.0,
     **consumer_config: Any,
 ) -> list[Observed]:
-    """The same read-back with ``kafka_async.Consumer`` (assign mode, from the beginning)."""
+    """The same read-back with ``kafka_async.Consumer`` (assign mode, from the beginning),
+    with the same stopping rules (end offsets from ``Consumer.end_offsets``)."""
     import anyio
 
     from ..consumer import Consumer
+    from ..errors import KafkaError
     from ..structs import TopicPartition
 
     out: list[Observed] = []
     found: dict[int, set[int]] = {}
+    next_offset: dict[int, int] = {}
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     consumer: Consumer[bytes, bytes] = Consumer(
         bootstrap_servers=bootstrap,
@@ -427,13 +521,23 @@ async def read_back_ours(
         **consumer_config,
     )
     async with consumer:
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
         start = anyio.current_time()
-        last_new = start
-        done_at: float | None = None
         with anyio.fail_after(timeout + 10):
-            while True:
+            ends: dict[int, tuple[int, int]] | None = None
+            with anyio.move_on_after(min(timeout, 10.0)):
+                try:
+                    lows = await consumer.beginning_offsets(tps)
+                    highs = await consumer.end_offsets(tps)
+                except KafkaError:
+                    pass  # no end offsets: the expect/idle rules decide when to stop
+                else:
+                    if len(lows) == len(highs) == len(tps):
+                        ends = {tp.partition: (lows[tp], highs[tp]) for tp in tps}
+            consumer.assign(tps)
+            await consumer.seek_to_beginning(*tps)
+            last_new = anyio.current_time()
+            done_at: float | None = None
+            while not _reached(next_offset, ends):
                 now = anyio.current_time()
                 if now - start > timeout or now - last_new > idle:
                     break
@@ -443,8 +547,12 @@ async def read_back_ours(
                 for tp, records in batches.items():
                     for rec in records:
                         out.append(Observed(tp.partition, rec.offset, rec.value))
+                        next_offset[tp.partition] = max(
+                            next_offset.get(tp.partition, 0), rec.offset + 1
+                        )
                         _tag_seen(found, rec.value)
                         last_new = anyio.current_time()
+                ends = _trusted(next_offset, ends)
                 if done_at is None and _complete(found, expect):
                     done_at = anyio.current_time()
     return out

@@ -25,7 +25,10 @@ Faults can be switched at any time and apply to open connections too:
   :meth:`~FaultProxy.rewrite_error` (decode, set every ``error_code``, re-encode with
   ``kafka_async.protocol``), and the general :meth:`~FaultProxy.mutate_responses` and
   :meth:`~FaultProxy.mutate_requests`. Each acts on the next ``count`` messages of an API key
-  (None: all), after letting ``after`` of them pass.
+  (None: all), after letting ``after`` of them pass;
+* broker limits the broker under test lacks: :meth:`~FaultProxy.refuse_large_batches`
+  (a topic's ``max.message.bytes``: oversized record batches never reach the broker and are
+  answered MESSAGE_TOO_LARGE, as Kafka does).
 
 The proxy runs in the task group of whoever enters it (``async with``), or in a thread of its
 own (:meth:`FaultProxy.start_in_thread`, or ``with proxy.in_thread():``), which suits
@@ -71,6 +74,7 @@ _SIZE = struct.Struct(">i")
 #: Frames above this are not Kafka traffic we can buffer; the connection is closed.
 _MAX_FRAME = 512 * 1024 * 1024
 _PRODUCE_KEY = 0
+_MESSAGE_TOO_LARGE = 10
 _READ_CHUNK = 65536
 #: Period of the housekeeping tick that enforces periodic resets.
 _TICK = 0.01
@@ -106,6 +110,8 @@ class ProxyStats:
     requests_rewritten: int = 0
     #: Messages a rule wanted to rewrite but that did not decode (forwarded unchanged).
     rewrite_failures: int = 0
+    #: Partitions of Produce requests refused by :meth:`FaultProxy.refuse_large_batches`.
+    batches_refused: int = 0
     requests_by_api: dict[int, int] = field(default_factory=dict)
 
 
@@ -225,6 +231,10 @@ class FaultProxy:
         self._loop_thread: int | None = None
         self._portal: BlockingPortal | None = None
         self._thread_stack: contextlib.ExitStack | None = None
+        #: ``refuse_large_batches``: the limit, and per (connection id, correlation id) the
+        #: (topic, partition) pairs taken out of a forwarded Produce request.
+        self._max_batch_bytes: int | None = None
+        self._refused: dict[tuple[int, int], list[tuple[str, int]]] = {}
 
     # -- addresses ---------------------------------------------------------------------------
 
@@ -632,10 +642,92 @@ class FaultProxy:
 
         self.mutate_responses(api_key, set_codes, count, after=after)
 
+    def refuse_large_batches(self, max_bytes: int | None) -> None:
+        """Emulate a broker's ``max.message.bytes`` (which Tansu does not enforce).
+
+        From now on, a partition of a Produce request carrying a record batch larger than
+        ``max_bytes`` (its size on the wire, compressed) is taken out of the request, so the
+        broker never writes it, and its entry in the broker's answer says MESSAGE_TOO_LARGE,
+        as Kafka's answer would; the request's other partitions are written and answered
+        as usual. A request left with no partition still goes to the broker (empty), which
+        keeps responses in request order. None turns the limit off (so does :meth:`clear`).
+        """
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError("max_bytes must be >= 1 (or None)")
+
+        def do() -> None:
+            self._max_batch_bytes = max_bytes
+
+        self._in_loop(do)
+
+    def _refuse_large(self, conn: _Conn, info: RequestInfo, frame: bytes) -> bytes:
+        """``refuse_large_batches`` on one Produce request: the frame to forward."""
+        limit = self._max_batch_bytes
+        if limit is None or not _has_batch_over(frame, limit):
+            return frame
+        api = BY_KEY[_PRODUCE_KEY]
+        try:
+            r = Reader(memoryview(frame)[4:])
+            _, version, correlation_id, client_id = headers.decode_request_header(r)
+            if headers.request_header_version(api, version) >= 2:
+                headers.skip_tags(r)
+            body = api.decode_request(version, r).to_dict()
+            refused: list[tuple[str, int]] = []
+            topics = []
+            for topic in body["topic_data"]:
+                kept = []
+                for part in topic["partition_data"]:
+                    records = part["records"]
+                    if records is not None and _largest_batch(records) > limit:
+                        refused.append((topic["name"], part["index"]))
+                    else:
+                        kept.append(part)
+                if kept:
+                    topics.append({**topic, "partition_data": kept})
+            body["topic_data"] = topics
+            payload = headers.encode_request(api, version, correlation_id, client_id, body)
+        except Exception:
+            self.stats.rewrite_failures += 1
+            return frame
+        self.stats.batches_refused += len(refused)
+        if info.expects_response:
+            self._refused[(conn.id, correlation_id)] = refused
+        return _SIZE.pack(len(payload)) + bytes(payload)
+
+    def _answer_refused(
+        self, info: RequestInfo, frame: bytes, refused: list[tuple[str, int]]
+    ) -> bytes:
+        """Add the partitions ``_refuse_large`` took out to the broker's Produce answer."""
+        api = BY_KEY[_PRODUCE_KEY]
+        try:
+            r = Reader(memoryview(frame)[4:])
+            correlation_id = headers.read_response_header(r, api, info.api_version)
+            body = api.decode_response(info.api_version, r).to_dict()
+            by_name = {t["name"]: t for t in body["responses"]}
+            for name, index in refused:
+                topic = by_name.get(name)
+                if topic is None:
+                    topic = by_name[name] = {"name": name, "partition_responses": []}
+                    body["responses"].append(topic)
+                part: dict[str, Any] = {
+                    "index": index,
+                    "error_code": _MESSAGE_TOO_LARGE,
+                    "base_offset": -1,
+                }
+                if info.api_version >= 8:
+                    part["error_message"] = "the record batch is larger than max.message.bytes"
+                topic["partition_responses"].append(part)
+            out = headers.encode_response(api, info.api_version, correlation_id, body)
+        except Exception:
+            self.stats.rewrite_failures += 1
+            return frame
+        return _SIZE.pack(len(out)) + bytes(out)
+
     def clear(self) -> None:
         """Remove every fault (connections already black-holed stay so)."""
 
         def do() -> None:
+            self._max_batch_bytes = None
             with self._lock:
                 self._rules.clear()
                 self._request_rules.clear()
@@ -867,6 +959,8 @@ class FaultProxy:
             if out is None:
                 return None
             frame = out
+        if self._max_batch_bytes is not None and info.api_key == _PRODUCE_KEY:
+            frame = self._refuse_large(conn, info, frame)
         self.stats.requests += 1
         self.stats.requests_by_api[info.api_key] = (
             self.stats.requests_by_api.get(info.api_key, 0) + 1
@@ -891,6 +985,10 @@ class FaultProxy:
                 break
         if info is None:
             return frame
+        if self._refused:
+            refused = self._refused.pop((conn.id, info.correlation_id), None)
+            if refused:
+                frame = self._answer_refused(info, frame, refused)
         with self._lock:
             rule, self._rules = _pick_rule(self._rules, info)
         if rule is None:
@@ -940,6 +1038,23 @@ def _parse_request(conn_id: int, frame: bytes) -> RequestInfo | None:
                     r.nullable_string()
             expects = r.int16() != 0
     return RequestInfo(conn_id, api_key, version, correlation_id, expects)
+
+
+def _largest_batch(records: bytes) -> int:
+    """Size of the largest record batch (v2) or message (v0/v1) in a records field."""
+    largest = 0
+    pos = 0
+    # Every format starts with baseOffset (8 bytes) then a 4-byte length of the rest.
+    while pos + 12 <= len(records):
+        size = 12 + _SIZE.unpack_from(records, pos + 8)[0]
+        largest = max(largest, size)
+        pos += size
+    return largest
+
+
+def _has_batch_over(frame: bytes, limit: int) -> bool:
+    """Cheap pre-check before decoding a Produce request: could any batch exceed ``limit``?"""
+    return len(frame) - 4 > limit
 
 
 def _set_error_codes(msg: Any, code: int) -> None:

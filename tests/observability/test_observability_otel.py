@@ -166,6 +166,7 @@ async def test_produce_spans_and_metrics(kafka_broker: str, new_topic: NewTopic)
     assert [pt.value for pt in points["kafka_async.producer.buffer.records"]] == [0]
     assert points["kafka_async.producer.batches.sent"][0].value == stats["batches_sent"]
     assert points["kafka_async.producer.requests.sent"][0].value == stats["requests_sent"]
+    assert [pt.value for pt in points["kafka_async.producer.batch_splits"]] == [0]
     # Once closed, the producer is no longer observed.
     assert "messaging.client.sent.messages" not in _points(reader)
 

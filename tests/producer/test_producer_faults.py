@@ -14,6 +14,7 @@ import struct
 import time
 from collections import deque
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -204,17 +205,42 @@ def faulty_broker() -> Any:
         yield broker, proxy_port
 
 
-async def _produce_through_faults(
-    faulty_broker: Any, *, idempotent: bool, total: int
-) -> tuple[list[Any], FaultProxy, dict[str, Any]]:
+@asynccontextmanager
+async def _behind_proxy(
+    faulty_broker: Any, prefix: str, partitions: int
+) -> AsyncIterator[tuple[str, FaultProxy]]:
+    """A fresh topic, and a FaultProxy serving the broker's advertised address while the
+    block runs: yields the topic and the proxy (bootstrap through ``_bootstrap(proxy)``)."""
     broker, proxy_port = faulty_broker
-    topic = f"faults-{time.monotonic_ns()}"
-    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 2)
+    topic = f"{prefix}-{time.monotonic_ns()}"
+    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, partitions)
     proxy = FaultProxy(proxy_port, broker.port)
     async with anyio.create_task_group() as tg:
         await tg.start(proxy.serve)
+        yield topic, proxy
+        tg.cancel_scope.cancel()
+
+
+def _bootstrap(proxy: FaultProxy) -> str:
+    return f"127.0.0.1:{proxy.port}"
+
+
+async def _read_back(faulty_broker: Any, topic: str, partitions: int, expected: int) -> list[Any]:
+    """confluent-kafka's read of ``topic``. The broker advertises the proxy, so the reader goes
+    through it too: call it inside ``_behind_proxy``, once the faults are spent."""
+    broker, _ = faulty_broker
+    msgs: list[Any] = await anyio.to_thread.run_sync(
+        consume_confluent, broker.bootstrap_servers, topic, partitions, expected
+    )
+    return msgs
+
+
+async def _produce_through_faults(
+    faulty_broker: Any, *, idempotent: bool, total: int
+) -> tuple[list[Any], FaultProxy, dict[str, Any]]:
+    async with _behind_proxy(faulty_broker, "faults", 2) as (topic, proxy):
         async with Producer(
-            bootstrap_servers=f"127.0.0.1:{proxy_port}",
+            bootstrap_servers=_bootstrap(proxy),
             enable_idempotence=idempotent,
             linger_ms=2,
             max_batch_size=2048,
@@ -237,11 +263,7 @@ async def _produce_through_faults(
             stats = producer.statistics()
             errors = [d.exception() for d in deliveries if d.exception() is not None]
             assert errors == []
-        # The broker advertises the proxy, so the reader goes through it too (faults spent).
-        msgs = await anyio.to_thread.run_sync(
-            consume_confluent, broker.bootstrap_servers, topic, 2, total + 1
-        )
-        tg.cancel_scope.cancel()
+        msgs = await _read_back(faulty_broker, topic, 2, total + 1)
     return [m for m in msgs if m.value() != b"warm-up"], proxy, stats
 
 
@@ -285,14 +307,9 @@ async def test_sequence_gap_bumps_the_epoch_and_retries(faulty_broker: Any) -> N
     broker-side data loss): the epoch is bumped (KIP-360) and that batch is sent again under
     it, as the Java client does for an idempotent producer; every record lands exactly once
     and in order."""
-    broker, proxy_port = faulty_broker
-    topic = f"gap-{time.monotonic_ns()}"
-    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
-    proxy = FaultProxy(proxy_port, broker.port)
-    async with anyio.create_task_group() as tg:
-        await tg.start(proxy.serve)
+    async with _behind_proxy(faulty_broker, "gap", 1) as (topic, proxy):
         async with Producer(
-            bootstrap_servers=f"127.0.0.1:{proxy_port}", linger_ms=2, max_batch_size=1024
+            bootstrap_servers=_bootstrap(proxy), linger_ms=2, max_batch_size=1024
         ) as producer:
             first = [await producer.send(topic, value=b"a%d" % i) for i in range(5)]
             proxy.skew_next_sequence = True
@@ -301,13 +318,12 @@ async def test_sequence_gap_bumps_the_epoch_and_retries(faulty_broker: Any) -> N
                 await producer.flush()
             stats = producer.statistics()
             last = await producer.send(topic, value=b"after")
-        if proxy.skewed and stats["errors_by_code"].get("OUT_OF_ORDER_SEQUENCE_NUMBER") is None:
-            tg.cancel_scope.cancel()
-            pytest.skip("Tansu gap: a Produce batch with a sequence gap is accepted")
-        msgs = await anyio.to_thread.run_sync(
-            consume_confluent, broker.bootstrap_servers, topic, 1, 306
+        accepted_gap = bool(proxy.skewed) and (
+            stats["errors_by_code"].get("OUT_OF_ORDER_SEQUENCE_NUMBER") is None
         )
-        tg.cancel_scope.cancel()
+        msgs = [] if accepted_gap else await _read_back(faulty_broker, topic, 1, 306)
+    if accepted_gap:
+        pytest.skip("Tansu gap: a Produce batch with a sequence gap is accepted")
     assert proxy.skewed == 1
     assert [d.exception() for d in deliveries if d.exception() is not None] == []
     assert stats["retries"] >= 1
@@ -329,14 +345,9 @@ async def test_broker_errors_retriable_and_not(faulty_broker: Any) -> None:
     idempotence, lands once; INVALID_RECORD fails just that batch with its typed error."""
     from kafka_async.errors import InvalidRecordError, NotLeaderOrFollowerError
 
-    broker, proxy_port = faulty_broker
-    topic = f"errs-{time.monotonic_ns()}"
-    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
-    proxy = FaultProxy(proxy_port, broker.port)
-    async with anyio.create_task_group() as tg:
-        await tg.start(proxy.serve)
+    async with _behind_proxy(faulty_broker, "errs", 1) as (topic, proxy):
         async with Producer(
-            bootstrap_servers=f"127.0.0.1:{proxy_port}", linger_ms=0, retry_backoff_ms=10
+            bootstrap_servers=_bootstrap(proxy), linger_ms=0, retry_backoff_ms=10
         ) as producer:
             proxy.inject_errors.extend([NotLeaderOrFollowerError.code] * 2)
             retried = await producer.send(topic, value=b"retried")
@@ -346,10 +357,7 @@ async def test_broker_errors_retriable_and_not(faulty_broker: Any) -> None:
                 await producer.send(topic, value=b"rejected")
             after = await producer.send(topic, value=b"after")
             stats = producer.statistics()
-        msgs = await anyio.to_thread.run_sync(
-            consume_confluent, broker.bootstrap_servers, topic, 1, 3
-        )
-        tg.cancel_scope.cancel()
+        msgs = await _read_back(faulty_broker, topic, 1, 3)
     assert proxy.injected == 3
     # The broker did write every batch (the proxy only rewrote answers): the retried one
     # exactly once, the "rejected" one too, which shows the error came from the answer.
@@ -373,31 +381,25 @@ async def test_failed_record_makes_the_transaction_abort(faulty_broker: Any) -> 
     from kafka_async.errors import InvalidRecordError
     from kafka_async.producer import TransactionStateError
 
-    broker, proxy_port = faulty_broker
-    topic = f"txerr-{time.monotonic_ns()}"
-    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
-    proxy = FaultProxy(proxy_port, broker.port)
-    async with anyio.create_task_group() as tg:
-        await tg.start(proxy.serve)
-        async with Producer(
-            bootstrap_servers=f"127.0.0.1:{proxy_port}", transactional_id=f"tx-{topic}"
-        ) as producer:
-            proxy.reject_errors.append(InvalidRecordError.code)
-            delivery = None
-            with pytest.raises(TransactionStateError, match="abort") as info:
-                async with producer.transaction():
-                    delivery = await producer.enqueue(topic, value=b"doomed")
-            assert isinstance(info.value.__cause__, InvalidRecordError)
-            assert delivery is not None
-            assert isinstance(delivery.exception(), InvalidRecordError)
-            assert producer.statistics()["transaction"]["state"] == "ready"
+    async with (
+        _behind_proxy(faulty_broker, "txerr", 1) as (topic, proxy),
+        Producer(bootstrap_servers=_bootstrap(proxy), transactional_id=f"tx-{topic}") as producer,
+    ):
+        proxy.reject_errors.append(InvalidRecordError.code)
+        delivery = None
+        with pytest.raises(TransactionStateError, match="abort") as info:
             async with producer.transaction():
-                md = await producer.send(topic, value=b"fine")
-            # "doomed" was never written; an abort marker may precede "fine" or not (Tansu
-            # writes none for a partition without data). Before review issue 3.1 was fixed,
-            # "fine" kept the sequence after "doomed"'s and was refused for ever.
-            assert md.offset in (0, 1)
-        tg.cancel_scope.cancel()
+                delivery = await producer.enqueue(topic, value=b"doomed")
+        assert isinstance(info.value.__cause__, InvalidRecordError)
+        assert delivery is not None
+        assert isinstance(delivery.exception(), InvalidRecordError)
+        assert producer.statistics()["transaction"]["state"] == "ready"
+        async with producer.transaction():
+            md = await producer.send(topic, value=b"fine")
+        # "doomed" was never written; an abort marker may precede "fine" or not (Tansu
+        # writes none for a partition without data). Before review issue 3.1 was fixed,
+        # "fine" kept the sequence after "doomed"'s and was refused for ever.
+        assert md.offset in (0, 1)
     assert proxy.injected == 1
 
 
@@ -408,14 +410,9 @@ async def test_rejected_batch_does_not_stall_partition(faulty_broker: Any) -> No
     for ever. Now the partition is renumbered (epoch bump) and the next record lands."""
     from kafka_async.errors import InvalidRecordError
 
-    broker, proxy_port = faulty_broker
-    topic = f"rej-{time.monotonic_ns()}"
-    await anyio.to_thread.run_sync(create_topic, broker.bootstrap_servers, topic, 1)
-    proxy = FaultProxy(proxy_port, broker.port)
-    async with anyio.create_task_group() as tg:
-        await tg.start(proxy.serve)
+    async with _behind_proxy(faulty_broker, "rej", 1) as (topic, proxy):
         async with Producer(
-            bootstrap_servers=f"127.0.0.1:{proxy_port}", linger_ms=0, retry_backoff_ms=10
+            bootstrap_servers=_bootstrap(proxy), linger_ms=0, retry_backoff_ms=10
         ) as producer:
             first = await producer.send(topic, value=b"first")
             proxy.reject_errors.append(InvalidRecordError.code)
@@ -424,10 +421,7 @@ async def test_rejected_batch_does_not_stall_partition(faulty_broker: Any) -> No
             with anyio.fail_after(30):
                 after = await producer.send(topic, value=b"after")
             stats = producer.statistics()
-        msgs = await anyio.to_thread.run_sync(
-            consume_confluent, broker.bootstrap_servers, topic, 1, 2
-        )
-        tg.cancel_scope.cancel()
+        msgs = await _read_back(faulty_broker, topic, 1, 2)
     assert proxy.injected == 1
     assert [m.value() for m in msgs] == [b"first", b"after"]
     assert (first.offset, after.offset) == (0, 1)

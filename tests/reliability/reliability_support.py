@@ -119,11 +119,16 @@ class LedgerProducer:
         #: True once produce() returned (settle() waits for it).
         self.finished = False
 
-    async def produce(self, total: int, *, per_second: float | None = None) -> None:
-        """Enqueue ``total`` records (paced to ``per_second`` if given)."""
+    async def produce(
+        self, total: int, *, per_second: float | None = None, stop: anyio.Event | None = None
+    ) -> None:
+        """Enqueue ``total`` records (paced to ``per_second`` if given), or fewer if ``stop``
+        is set first."""
         start = anyio.current_time()
         try:
             for i in range(total):
+                if stop is not None and stop.is_set():
+                    break
                 p = i % self.ledger.partitions
                 seq, value = self.ledger.next_record(p, self.value_size)
                 now = anyio.current_time()
@@ -246,6 +251,23 @@ class LibrdkafkaLedgerProducer:
 # --------------------------------------------------------------------------------------------
 
 
+async def read_back_theirs(
+    bootstrap: str,
+    topic: str,
+    ledger: Ledger,
+    *,
+    timeout: float = 60.0,  # noqa: ASYNC109 - passed on to the reader
+) -> list[Observed]:
+    """librdkafka's read-back of ``topic`` (in a worker thread)."""
+    expect = ledger.expected_present()
+    observed: list[Observed] = await anyio.to_thread.run_sync(
+        lambda: read_back_confluent(
+            bootstrap, topic, ledger.partitions, expect=expect, timeout=timeout
+        )
+    )
+    return observed
+
+
 async def read_and_check(
     bootstrap: str,
     topic: str,
@@ -256,11 +278,7 @@ async def read_and_check(
     """Check the ledger against librdkafka's read-back, then against our Consumer's; also
     return librdkafka's observations."""
     expect = ledger.expected_present()
-    observed: list[Observed] = await anyio.to_thread.run_sync(
-        lambda: read_back_confluent(
-            bootstrap, topic, ledger.partitions, expect=expect, timeout=timeout
-        )
-    )
+    observed = await read_back_theirs(bootstrap, topic, ledger, timeout=timeout)
     theirs = ledger.check(observed)
     ours_observed = await read_back_ours(
         bootstrap, topic, ledger.partitions, expect=expect, timeout=timeout

@@ -193,11 +193,14 @@ async def test_reliability_cancel_commit_and_close(embedded_broker: EmbeddedBrok
             await c.commit()
             committed = {tp: await c.committed(tp) for tp in consumed}
     assert committed == consumed
-    # Whole lifecycles cancelled at random points.
+    # Whole lifecycles cancelled at random points. They run side by side, each in a group of
+    # its own (so none waits on another's rebalance): a lifecycle's cancel point is its own.
     lifecycles = 0
-    for _ in range(8):
-        with anyio.move_on_after(rng.uniform(0.0, 1.5)):
-            async with Consumer(topic, **settings) as c:
+
+    async def lifecycle(deadline: float, group: str) -> None:
+        nonlocal lifecycles
+        with anyio.move_on_after(deadline):
+            async with Consumer(topic, **{**settings, "group_id": group}) as c:
                 while True:
                     await c.getmany(timeout_ms=100, max_records=10)
                     try:
@@ -205,6 +208,12 @@ async def test_reliability_cancel_commit_and_close(embedded_broker: EmbeddedBrok
                     except KafkaError:
                         pass  # a rebalance in progress: the next round commits
         lifecycles += 1
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(lifecycle, rng.uniform(0.0, 1.5), f"{group}-life{i}")
+    assert lifecycles == 8
     await _assert_back_to(base, "consumers")
     record_result(
         "cancel commit and whole lifecycles (start/getmany/commit/close)",
@@ -300,9 +309,7 @@ async def test_reliability_close_from_another_task(embedded_broker: EmbeddedBrok
     the background tasks are gone, while the starting task has long returned."""
     base = await _baseline()
     producer = Producer(bootstrap_servers=embedded_broker.bootstrap_servers)
-    consumer: Consumer[bytes, bytes] = Consumer(
-        bootstrap_servers=embedded_broker.bootstrap_servers
-    )
+    consumer: Consumer[bytes, bytes] = Consumer(bootstrap_servers=embedded_broker.bootstrap_servers)
 
     async def starter() -> None:
         await producer.start()

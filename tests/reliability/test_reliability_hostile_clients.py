@@ -230,6 +230,8 @@ async def test_hostile_produce_response_truncated(pair: Pair) -> None:
         request_timeout_ms=2000,
         delivery_timeout_ms=4000,
         reconnect_backoff_ms=1,
+        # A cut answer is retried: a short backoff keeps the ~50 cuts quick.
+        retry_backoff_ms=10,
     ) as producer:
         await producer.send("t", b"warm-up", partition=0)
         version = max(r.api_version for r in pair.hostile.requests if r.api_key == PRODUCE.key)

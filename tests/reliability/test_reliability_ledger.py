@@ -193,3 +193,25 @@ def test_lost_offsets_reused() -> None:
     assert ledger.acked_offset(0, s2) == 2
     # Nothing at the lost record's offset: not reused.
     assert ledger.lost_offsets_reused([Observed(0, 0, v0), Observed(0, 2, v2)]) == (1, 0)
+
+
+def test_lost_in_offset_holes() -> None:
+    """A run of lost records in a hole of exactly its size between present neighbours is
+    the broker's; a hole of another size, an occupied hole or a lost tail is not proven."""
+    ledger, log = _ledger(10, partitions=1)
+    # Seqs 3..5 missing, their offsets 3..5 empty, seq 6 at offset 6: proven.
+    holed = [o for o in log if o.offset not in (3, 4, 5)]
+    assert ledger.check(holed).lost == 3
+    assert ledger.lost_in_offset_holes(holed) == 3
+    # The same records lost but the log shifted (no hole left): not proven.
+    shifted = [o if o.offset < 3 else Observed(0, o.offset - 3, o.value) for o in holed]
+    assert ledger.lost_in_offset_holes(shifted) == 0
+    # A foreign record in the hole: not proven.
+    occupied = [*holed, Observed(0, 4, b"someone else")]
+    assert ledger.lost_in_offset_holes(occupied) == 0
+    # A lost tail has no neighbour after it: not proven.
+    tail = [o for o in log if o.offset < 8]
+    assert ledger.check(tail).lost == 2
+    assert ledger.lost_in_offset_holes(tail) == 0
+    # Nothing lost: nothing to prove.
+    assert ledger.lost_in_offset_holes(log) == 0

@@ -1,8 +1,8 @@
 """Network faults between the Producer and a real broker (a FaultProxy in between).
 
 * responses dropped after the broker applied the request: 0 lost, 0 duplicated;
-* connection-reset storm (quick 15 s, full 10 min): 0 lost/duplicated, sockets and tasks back
-  to baseline, memory growth under 10 MB;
+* connection-reset storm (quick 1 min, full 10 min): 0 lost/duplicated/reordered, no failed
+  delivery, sockets and tasks back to baseline, memory growth under 10 MB;
 * slow broker (delay + jitter): retries keep order;
 * black-holed broker: requests time out within request_timeout_ms + 1 s and the half-open
   connection is closed;
@@ -91,7 +91,8 @@ async def test_reliability_dropped_produce_responses(proxied_broker: ProxiedBrok
             async with anyio.create_task_group() as tg:
                 tg.start_soon(chaos)
                 tg.start_soon(lp.settle, 1e9)
-                await lp.produce(4000, per_second=1000)
+                # Producing outlasts the last drop (at 2.4 s): every drop hits a response.
+                await lp.produce(3000, per_second=1000)
     assert pb.proxy.stats.responses_dropped == drops
     theirs, ours = await check_both_readers(pb.bootstrap_servers, topic, ledger)
     record_result(
@@ -127,8 +128,14 @@ def _client_bytes(snapshot: tracemalloc.Snapshot) -> int:
     return sum(stat.size for stat in kept.statistics("filename"))
 
 
+#: Seconds of producing before the storm starts (connections and producer id set up).
+STORM_LEAD_S = 0.5
+#: Seconds into the storm when the memory baseline is taken (buffers and pools warmed up).
+STORM_WARM_S = 2.0
+
+
 async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
-    """Resets every 0.5-1.5 s while producing at 500 records/s.
+    """Resets every 0.5-1.5 s for ``seconds`` while producing at 500 records/s.
 
     Memory growth is what the client's code allocated after a warm-up and still holds at
     the end (tracemalloc, attributed by file): the ledger of a 10-minute run alone holds
@@ -139,20 +146,22 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
     sockets_before = open_sockets()
     tasks_before = running_tasks()
     rss_warm = 0.0
-    warm: tracemalloc.Snapshot | None = None
+    warm_bytes: int | None = None
     tracemalloc.start()
     try:
         async with _producer(pb) as producer:
             lp = LedgerProducer(producer, topic, ledger)
 
             async def storm() -> None:
-                nonlocal rss_warm, warm
-                await anyio.sleep(1.0)
+                nonlocal rss_warm, warm_bytes
+                await anyio.sleep(STORM_LEAD_S)
+                began = anyio.current_time()
                 pb.proxy.reset_periodically(0.5, 1.5)
-                await anyio.sleep(min(2.0, seconds / 4))
+                await anyio.sleep(min(STORM_WARM_S, seconds / 4))
                 rss_warm = rss_mb()
-                warm = tracemalloc.take_snapshot()
-                await anyio.sleep(seconds)
+                # Summed now, inside the storm's idle time, not after it.
+                warm_bytes = _client_bytes(tracemalloc.take_snapshot())
+                await anyio.sleep(max(began + seconds - anyio.current_time(), 0.0))
                 pb.proxy.stop_periodic_resets()
 
             rate = 500.0
@@ -160,15 +169,17 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(storm)
                     tg.start_soon(lp.settle, 1e9)
-                    await lp.produce(int(rate * (seconds + 3.5)), per_second=rate)
+                    # Producing goes on for a second after the last reset: the client must
+                    # recover, not merely survive.
+                    await lp.produce(int(rate * (seconds + STORM_LEAD_S + 1)), per_second=rate)
             producer_stats = {
                 k: v
                 for k, v in producer.statistics().items()
                 if k in ("retries", "epoch_bumps", "producer_id_resets", "producer_epoch")
             }
             # Measured while the producer is still open: a leak would be in its live state.
-            assert warm is not None
-            growth = (_client_bytes(tracemalloc.take_snapshot()) - _client_bytes(warm)) / 1e6
+            assert warm_bytes is not None
+            growth = (_client_bytes(tracemalloc.take_snapshot()) - warm_bytes) / 1e6
     finally:
         tracemalloc.stop()
     rss_growth = rss_mb() - rss_warm
@@ -178,7 +189,15 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
     await wait_for(lambda: open_sockets() <= sockets_before, 5.0)
     sockets_after, tasks_after = open_sockets(), running_tasks()
     theirs, ours = await check_both_readers(pb.bootstrap_servers, topic, ledger)
-    ok = theirs.ok and ours.ok and sockets_after <= sockets_before and growth < 10
+    failed = ledger.counts()["failed"]
+    ok = (
+        theirs.ok
+        and ours.ok
+        and not failed
+        and sockets_after <= sockets_before
+        and tasks_after <= tasks_before
+        and growth < 10
+    )
     evidence = (
         f"{theirs.summary()} sockets {sockets_before}->{sockets_after}; "
         f"failed deliveries {lp.stats.errors}; producer {producer_stats}"
@@ -193,27 +212,26 @@ async def _reset_storm(pb: ProxiedBroker, seconds: float, label: str) -> None:
         max_recovery_s=lp.stats.max_settle,
         memory_growth_mb=growth,
         ok=ok,
-        evidence="" if ok and not lp.stats.errors else evidence,
+        evidence="" if ok else evidence,
         rss_growth_mb=round(rss_growth, 1),
     )
+    # A reset every second at most: the storm really stormed.
     assert resets >= seconds / 2, f"only {resets} resets"
     assert lp.stats.unresolved == 0
-    assert theirs.lost == 0, evidence
-    assert ours.lost == ours.reordered == 0, ours.summary()
+    # 0 lost, duplicated or reordered by either reader (a duplicate here was the producer's
+    # epoch-bump bug, fixed: an epoch bump never renumbers a retry that may be in the log).
+    _assert_clean(theirs, ours)
+    # With a 30 s delivery timeout and the broker reachable between resets, no delivery may
+    # fail either.
+    assert failed == 0, evidence
     assert sockets_after <= sockets_before, (sockets_before, sockets_after)
     assert tasks_after <= tasks_before, (tasks_before, tasks_after)
     assert growth < 10, f"client memory grew {growth:.1f} MB"
-    if theirs.duplicated or lp.stats.errors:
-        # Seen in about 1 of 5 runs: one record written twice (its ack names the second
-        # copy) and/or deliveries failing within the 30 s delivery timeout. librdkafka on
-        # the same storm showed neither in 2 runs; not explained yet, so reported, not hidden.
-        pytest.xfail(f"open finding, intermittent: {evidence}")
-    _assert_clean(theirs, ours)
 
 
 @pytest.mark.anyio
 async def test_reliability_reset_storm_quick(proxied_broker: ProxiedBroker) -> None:
-    await _reset_storm(proxied_broker, 15.0, "quick")
+    await _reset_storm(proxied_broker, 60.0, "quick")
 
 
 @pytest.mark.anyio
@@ -240,10 +258,15 @@ async def test_reliability_slow_broker_keeps_order(proxied_broker: ProxiedBroker
         await producer.partitions_for(topic)
         # Up to 0.8 s each way: some requests outlive their 0.6 s deadline and are retried.
         pb.proxy.set_delay(0.4, jitter=0.4, direction="downstream")
+        # Whether the jitter makes a Produce request time out is chance (runs with no retry
+        # were seen: slow connection set-ups left all records to one request answered in
+        # time): the first Produce response is swallowed, so at least one request does.
+        pb.proxy.drop_responses(api_key=PRODUCE_KEY, count=1)
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lp.settle, 1e9)
-                await lp.produce(600, per_second=500)
+                # Few records: every one of the many timed-out requests costs 0.6 s or more.
+                await lp.produce(400, per_second=500)
         pb.proxy.clear()
         retries = producer.statistics().get("retries", 0)
     theirs, ours = await check_both_readers(pb.bootstrap_servers, topic, ledger)
@@ -259,6 +282,9 @@ async def test_reliability_slow_broker_keeps_order(proxied_broker: ProxiedBroker
         retries=retries,
     )
     assert lp.stats.unresolved == 0
+    # Order must have survived retries, so there must have been some.
+    assert pb.proxy.stats.responses_dropped == 1
+    assert retries > 0
     _assert_clean(theirs, ours)
 
 

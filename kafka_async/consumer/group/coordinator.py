@@ -182,6 +182,9 @@ class GroupCoordinator:
         self.heartbeats = 0
         self.heartbeat_failures = 0
         self.last_rebalance_ms = 0.0
+        #: How long the coordinator took to answer the last JoinGroup (a broker holds it
+        #: until the members have rejoined, or for its own rebalance delay).
+        self.last_join_ms = 0.0
         self._stable = anyio.Event()
         self._leave_requests: deque[_LeaveRequest] = deque()
         #: The scope of the abandonable step ``run`` is in (see ``_ABANDONABLE``).
@@ -402,7 +405,9 @@ class GroupCoordinator:
             return out
 
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
+        sent_at = time.monotonic()
         _, resp = await send(self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout)
+        self.last_join_ms = (time.monotonic() - sent_at) * 1000
         self._join_members = list(resp.members or [])
         log.debug(
             "group %s: JoinGroup -> error %s generation %s member %s leader %s (%d members)",
@@ -734,6 +739,7 @@ class GroupCoordinator:
             "owned_partitions": len(m.owned),
             "rebalances": self.rebalances,
             "last_rebalance_ms": round(self.last_rebalance_ms, 1),
+            "last_join_ms": round(self.last_join_ms, 1),
             "heartbeats": self.heartbeats,
             "heartbeat_failures": self.heartbeat_failures,
             "seconds_since_poll": round(time.monotonic() - self.last_poll, 3),
