@@ -58,7 +58,7 @@ class ConsumerRecord(Generic[K, V]):
     timestamp_type: int
     key: K | None
     value: V | None
-    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
     leader_epoch: int | None = None
     serialized_key_size: int = -1
     serialized_value_size: int = -1

@@ -39,7 +39,7 @@ from ..errors import (
     KafkaTimeoutError,
     error_for_code,
 )
-from ..net.config import DEFAULT_BOOTSTRAP_SERVERS, ClientConfig, with_bootstrap_servers
+from ..net.config import ClientConfig, with_bootstrap_servers
 from ..net.connection import StreamFactory
 from ..protocol import apis
 from ..protocol.schema import Api
@@ -217,7 +217,7 @@ class AdminClient:
 
     def __init__(
         self,
-        bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS,
+        bootstrap_servers: str | Sequence[str] | None = None,
         /,
         *,
         stream_factory: StreamFactory | None = None,

@@ -435,20 +435,19 @@ class ClientConfig:
 
 
 def with_bootstrap_servers(
-    positional: str | Sequence[str], settings: Mapping[str, Any]
+    positional: str | Sequence[str] | None, settings: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``settings`` with ``bootstrap_servers`` taken from a client's first positional argument.
 
     Producer and AdminClient take ``bootstrap_servers`` positionally (``Producer("h:9092")``)
     or as a keyword that lands in their typed ``**settings``; the parameter is positional-only
-    so the two cannot clash for mypy, and this keeps the old run-time rule that both at once
-    is a ``TypeError``. ``positional`` equal to the default counts as not given.
+    so the two cannot clash for mypy, and this keeps the run-time rule that both at once is a
+    ``TypeError``. ``positional`` is None when not given (the default address then applies).
     """
     out = dict(settings)
-    if "bootstrap_servers" in out:
-        if positional != DEFAULT_BOOTSTRAP_SERVERS:
+    if positional is not None:
+        if "bootstrap_servers" in out:
             raise TypeError("bootstrap_servers given both positionally and as a keyword")
-    else:
         out["bootstrap_servers"] = positional
     return out
 

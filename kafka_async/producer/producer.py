@@ -32,7 +32,7 @@ from ..errors import (
     RecordTooLargeClientError,
     error_for_code,
 )
-from ..net.config import DEFAULT_BOOTSTRAP_SERVERS, with_bootstrap_servers
+from ..net.config import with_bootstrap_servers
 from ..observability import ProduceEvent, call_hook
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
@@ -117,7 +117,7 @@ class Producer:
 
     def __init__(
         self,
-        bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS,
+        bootstrap_servers: str | Sequence[str] | None = None,
         /,
         **config: Unpack[ProducerSettings],
     ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -396,7 +396,7 @@ class _RangeReader:
         log.warning("data loss: %s", message)
 
 
-def read_range(opts: SourceOptions, rng: OffsetRange) -> Iterator[Any]:
+def read_range(opts: SourceOptions, rng: OffsetRange) -> Generator[Any, None, None]:
     """Arrow record batches of exactly the records in ``rng`` (a Spark task's ``read``)."""
     if rng.size == 0:
         return

@@ -423,8 +423,9 @@ def read_back_confluent(
     """Read every partition of ``topic`` from the beginning with librdkafka (assign mode).
 
     Blocking (call it through ``anyio.to_thread.run_sync`` from async code). The end offsets
-    are taken first, so call it once producing has stopped: reading stops as soon as every
-    partition was read up to them (the whole log: every copy of every record). When that
+    are taken first, so call it once producing has stopped: reading stops once every
+    partition was read up to them and one more read found nothing past them (the whole log:
+    every copy of every record; Tansu's end offset can be too low). When that
     never happens (a transaction marker is the last offset, say), or a record turns up past
     an end offset (it was stale), it stops once every ``expect``-ed sequence was seen plus
     ``grace`` seconds (for duplicates to show up), after ``idle`` seconds without a new
@@ -467,7 +468,12 @@ def read_back_confluent(
         )
         last_new = time.monotonic()
         done_at: float | None = None
-        while not _reached(next_offset, ends):
+        looked_past = False
+        while not _reached(next_offset, ends) or not looked_past:
+            if _reached(next_offset, ends):
+                # One more read: Tansu's end offset can be too low (ListOffsets answers the
+                # last batch's base offset + 1), so anything past it must still be seen.
+                looked_past = True
             now = time.monotonic()
             if now - start > timeout or now - last_new > idle:
                 break
@@ -537,7 +543,10 @@ async def read_back_ours(
             await consumer.seek_to_beginning(*tps)
             last_new = anyio.current_time()
             done_at: float | None = None
-            while not _reached(next_offset, ends):
+            looked_past = False
+            while not _reached(next_offset, ends) or not looked_past:
+                if _reached(next_offset, ends):
+                    looked_past = True  # one more read past a possibly stale end offset
                 now = anyio.current_time()
                 if now - start > timeout or now - last_new > idle:
                     break

@@ -338,7 +338,7 @@ async def test_unreachable_broker_fails_fast() -> None:
 
 def test_unknown_setting_is_rejected() -> None:
     with pytest.raises(ConfigError, match="linger_ms"):
-        AdminClient("localhost:9092", linger_ms=5)
+        AdminClient("localhost:9092", linger_ms=5)  # type: ignore[call-arg]  # deliberately unknown
 
 
 async def test_many_calls_share_one_client_concurrently(admin: AdminClient) -> None:

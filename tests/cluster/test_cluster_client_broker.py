@@ -75,7 +75,7 @@ async def test_create_topic_then_wait_for_its_leaders(kafka_broker: str) -> None
         info = await c.wait_for_topic(name, timeout=10)
         assert sorted(info.partitions) == [0, 1, 2]
         md = c.metadata
-        assert md.partitions_for(name) == {0, 1, 2}
+        assert md.partitions_for(name) == frozenset({0, 1, 2})
         assert md.available_partitions_for(name) == {0, 1, 2}
         assert md.leader_for(TopicPartition(name, 0)) in md.brokers
         assert name in (c.statistics().tracked_topics or ())

@@ -141,7 +141,7 @@ async def test_concurrent_refreshes_share_and_chain() -> None:
             tg.start_soon(c.refresh_metadata, ["b"])
             tg.start_soon(c.refresh_metadata, ["a"])  # covered: joins whatever is running
         assert cluster.metadata_requests == [["a"], ["a", "b"]]
-        assert c.metadata.partitions_for("b") == {0, 1}
+        assert c.metadata.partitions_for("b") == frozenset({0, 1})
 
 
 async def test_refresh_falls_back_to_bootstrap_when_brokers_are_gone() -> None:

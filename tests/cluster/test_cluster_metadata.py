@@ -63,7 +63,7 @@ def test_merge_builds_a_new_snapshot() -> None:
     assert md.leader_for(TP("t", 0)) == 1
     assert md.leader_for(TP("t", 1)) == 2
     assert md.leader_epoch_for(TP("t", 1)) == 3
-    assert md.partitions_for("t") == {0, 1}
+    assert md.partitions_for("t") == frozenset({0, 1})
     assert md.topic_id("t") == ID_A
     assert md.topic_name(ID_A) == "t"
     assert md.partitions_for_broker(2) == {TP("t", 1)}
@@ -102,7 +102,7 @@ def test_unknown_and_unauthorized_topics_are_tracked() -> None:
     # Once it exists, it leaves the unknown set.
     md = md.merge(response([topic("t", [part(0, 1)])]), ["t"])
     assert "t" not in md.unknown_topics
-    assert md.partitions_for("t") == {0}
+    assert md.partitions_for("t") == frozenset({0})
 
 
 def test_partial_refresh_keeps_other_topics_full_refresh_drops_them() -> None:
@@ -119,7 +119,7 @@ def test_available_partitions_need_a_live_leader() -> None:
         response([topic("t", [part(0, 1), part(1, -1, error=5), part(2, 7)])], brokers=(1,)),
         ["t"],
     )
-    assert md.partitions_for("t") == {0, 1, 2}
+    assert md.partitions_for("t") == frozenset({0, 1, 2})
     assert md.available_partitions_for("t") == {0}  # no leader for 1; 7 is not a known broker
     assert md.leader_for(TP("t", 1)) is None
     assert md.partition(TP("t", 1)).error_code == 5  # type: ignore[union-attr]
@@ -128,7 +128,7 @@ def test_available_partitions_need_a_live_leader() -> None:
 def test_leader_not_available_without_partitions_keeps_what_we_knew() -> None:
     md = ClusterMetadata().merge(response([topic("t", [part(0, 1)])]), ["t"])
     md = md.merge(response([topic("t", [], error=5)]), ["t"])
-    assert md.partitions_for("t") == {0}
+    assert md.partitions_for("t") == frozenset({0})
     assert md.topic("t").error_code == 5  # type: ignore[union-attr]
 
 

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from confluent_kafka import Producer as RdProducer
 
+from kafka_async.consumer.config import AutoOffsetReset
+
+
+class FastGroupSettings(TypedDict):
+    """The settings of :data:`FAST_GROUP`: a subset of ``ConsumerSettings`` that holds none
+    of the keys the tests pass by name beside it (``bootstrap_servers``, ``group_id``...)."""
+
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    auto_offset_reset: AutoOffsetReset
+
+
 #: Tansu holds a JoinGroup for about half the session timeout before it completes the
 #: round, so tests use a short session to keep rebalances around a second.
-FAST_GROUP: dict[str, Any] = {
+FAST_GROUP: FastGroupSettings = {
     "session_timeout_ms": 2_000,
     "heartbeat_interval_ms": 300,
     "auto_offset_reset": "earliest",

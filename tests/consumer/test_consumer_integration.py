@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import anyio
 import pytest
@@ -19,6 +20,10 @@ from kafka_async.protocol.apis import FETCH
 from kafka_async.structs import ConsumerRecord, TopicPartition
 
 pytestmark = pytest.mark.integration
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
 
 
 # Tansu gap: ListOffsets(latest) answers the base offset of the last batch + 1 instead of
@@ -55,8 +60,16 @@ _NO_OUT_OF_RANGE = (
 )
 
 
-async def collect(consumer: Consumer, n: int, wait: float = 30.0) -> list[ConsumerRecord]:
-    out: list[ConsumerRecord] = []
+def present(value: T | None) -> T:
+    """A record's key or value, which every record these tests produce has."""
+    assert value is not None
+    return value
+
+
+async def collect(
+    consumer: Consumer[K, V], n: int, wait: float = 30.0
+) -> list[ConsumerRecord[K, V]]:
+    out: list[ConsumerRecord[K, V]] = []
     with anyio.fail_after(wait):
         while len(out) < n:
             batch = await consumer.getmany(timeout_ms=500)
@@ -65,10 +78,12 @@ async def collect(consumer: Consumer, n: int, wait: float = 30.0) -> list[Consum
     return out
 
 
-def by_partition(records: list[ConsumerRecord]) -> dict[int, list[tuple[bytes, bytes]]]:
+def by_partition(
+    records: list[ConsumerRecord[bytes, bytes]],
+) -> dict[int, list[tuple[bytes, bytes]]]:
     out: dict[int, list[tuple[bytes, bytes]]] = {}
     for r in records:
-        out.setdefault(r.partition, []).append((r.key, r.value))
+        out.setdefault(r.partition, []).append((present(r.key), present(r.value)))
     return out
 
 
@@ -86,9 +101,9 @@ async def test_assign_reads_every_record_in_order(
         assert by_partition(records) == expected
         for r in records:
             assert r.headers == [("n", r.key), ("empty", b"")]
-            assert r.offset == int(r.key.decode()) // 3
+            assert r.offset == int(present(r.key).decode()) // 3
             assert r.timestamp > 0
-            assert r.serialized_value_size == len(r.value)
+            assert r.serialized_value_size == len(present(r.value))
         for p in range(3):
             assert await c.position(TopicPartition(topic, p)) == 1000
             assert c.highwater(TopicPartition(topic, p)) == 1000
@@ -108,12 +123,14 @@ async def test_confluent_codecs_read_exactly(
     async with Consumer(
         bootstrap_servers=kafka_broker,
         auto_offset_reset="earliest",
-        key_deserializer=lambda b: b.decode(),
-        value_deserializer=bytes,
+        key_deserializer=lambda b: present(b).decode(),
+        value_deserializer=lambda b: bytes(present(b)),
     ) as c:
         c.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
         records = await collect(c, 4000)
-    got = {p: [(r.key.encode(), r.value) for r in records if r.partition == p] for p in (0, 1)}
+    got = {
+        p: [(present(r.key).encode(), r.value) for r in records if r.partition == p] for p in (0, 1)
+    }
     assert got == expected
     assert len({(r.partition, r.offset) for r in records}) == 4000
 
@@ -164,7 +181,7 @@ async def test_seek_pause_resume(kafka_broker: str, new_topic: Callable[..., str
         assert await c.position(t1) == 200
         produce(kafka_broker, topic, 2, partitions=2, start=10_000)
         records = await collect(c, 2)
-        assert sorted(r.key for r in records) == [b"10000", b"10001"]
+        assert sorted(present(r.key) for r in records) == [b"10000", b"10001"]
         with pytest.raises(ConfigError):
             c.seek(TopicPartition(topic, 7), 0)
         with pytest.raises(ConfigError):
@@ -216,16 +233,15 @@ async def test_offsets_for_times(kafka_broker: str, new_topic: Callable[..., str
         theirs = rd.offsets_for_times([RdTopicPartition(topic, 0, base + 2500)], timeout=10)
     finally:
         rd.close()
-    if (got[tp] is None or got[tp].offset != 30) and theirs[0].offset == (
-        got[tp].offset if got[tp] else -1
-    ):
+    mine = got[tp]
+    if (mine is None or mine.offset != 30) and theirs[0].offset == (mine.offset if mine else -1):
         pytest.skip(
             "Tansu gap: ListOffsets by timestamp answers offset "
             f"{theirs[0].offset} to librdkafka too (expected 30)"
         )
-    assert got[tp] is not None
-    assert got[tp].offset == 30
-    assert got[tp].timestamp == base + 3000
+    assert mine is not None
+    assert mine.offset == 30
+    assert mine.timestamp == base + 3000
     assert beyond[tp] is None
 
 
@@ -305,7 +321,7 @@ async def test_group_commit_and_resume(kafka_broker: str, new_topic: Callable[..
         **FAST_GROUP,
     ) as c:
         got = await collect(c, (500 - 123) + (500 - 77))
-        firsts = {}
+        firsts: dict[int, int] = {}
         for r in got:
             firsts.setdefault(r.partition, r.offset)
         assert firsts == {0: 123, 1: 77}
@@ -359,16 +375,17 @@ async def test_pattern_subscription_picks_up_new_topics(
 
 @pytest.mark.anyio
 async def test_config_errors_and_closed_use() -> None:
+    # The ill-typed calls below are deliberate: the run-time checks are under test.
     with pytest.raises(ConfigError):
-        Consumer(bootstrap_servers="127.0.0.1:1", auto_offset_reset="sometimes")
+        Consumer(bootstrap_servers="127.0.0.1:1", auto_offset_reset="sometimes")  # type: ignore[call-overload]
     with pytest.raises(ConfigError):
         Consumer(bootstrap_servers="127.0.0.1:1", fetch_max_bytes=0)
     with pytest.raises(ConfigError):
-        Consumer(bootstrap_servers="127.0.0.1:1", no_such_setting=1)
+        Consumer(bootstrap_servers="127.0.0.1:1", no_such_setting=1)  # type: ignore[call-overload]
     with pytest.raises(ConfigError):
         Consumer("t", bootstrap_servers="127.0.0.1:1")  # topics need a group_id
     with pytest.raises(ConfigError):
-        Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", partition_assignment_strategy="x")
+        Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", partition_assignment_strategy="x")  # type: ignore[call-overload]
     with pytest.raises(ConfigError):
         Consumer(
             bootstrap_servers="127.0.0.1:1", session_timeout_ms=1000, heartbeat_interval_ms=1000
@@ -414,7 +431,7 @@ def _librdkafka_read_committed(bootstrap: str, topic: str, n: int) -> list[bytes
         while time.monotonic() < deadline and len(values) < n:
             for m in rd.consume(100, timeout=0.5):
                 if m.error() is None:
-                    values.append(m.value())
+                    values.append(present(m.value()))
         return values
     finally:
         rd.close()
@@ -437,7 +454,7 @@ async def test_read_committed_hides_aborted_transactions(
         with anyio.move_on_after(1):
             extra = await c.getmany(timeout_ms=1000)
             records += [r for recs in extra.values() for r in recs]
-    values = [r.value for r in records]
+    values = [present(r.value) for r in records]
     if any(v.startswith(b"abort") for v in values):
         theirs = await anyio.to_thread.run_sync(_librdkafka_read_committed, kafka_broker, topic, 15)
         if any(v.startswith(b"abort") for v in theirs):

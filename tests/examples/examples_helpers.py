@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from kafka_async import Consumer, ConsumerRecord, Producer, TopicPartition
+from kafka_async.consumer.config import IsolationLevelName
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -52,7 +53,7 @@ async def read_to_end(
     topic: str,
     partitions: int,
     *,
-    isolation_level: str = "read_uncommitted",
+    isolation_level: IsolationLevelName = "read_uncommitted",
     timeout: float = 10.0,  # noqa: ASYNC109 - a deadline
 ) -> list[ConsumerRecord[bytes, bytes]]:
     """Every record of ``topic`` up to its current end offsets (assign mode, no group)."""

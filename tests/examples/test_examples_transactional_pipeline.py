@@ -12,6 +12,7 @@ import pytest
 from examples_helpers import load_example, produce, read_to_end, run_example
 
 from kafka_async import AdminClient, ConsumerRecord, TopicPartition
+from kafka_async.consumer.config import IsolationLevelName
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -45,7 +46,9 @@ async def _input_ends(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
 
 
 def _source(record: ConsumerRecord[bytes, bytes]) -> str:
-    return dict(record.headers)["source"].decode()
+    source = dict(record.headers)["source"]
+    assert source is not None  # the pipeline stamps every output with its input's position
+    return source.decode()
 
 
 async def test_pipeline_commits_output_and_offsets_together(
@@ -80,7 +83,8 @@ async def test_pipeline_commits_output_and_offsets_together(
     inputs = {
         f"{r.topic}/{r.partition}/{r.offset}": r for r in await read_to_end(kafka_broker, source, 2)
     }
-    for isolation in ("read_uncommitted", "read_committed"):
+    levels: tuple[IsolationLevelName, ...] = ("read_uncommitted", "read_committed")
+    for isolation in levels:
         out = await read_to_end(kafka_broker, sink, 1, isolation_level=isolation)
         # No transaction aborted: each input exactly once, transformed, key kept.
         assert Counter(map(_source, out)) == Counter(list(inputs))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.abc
@@ -19,6 +19,7 @@ from kafka_async.errors import (
 )
 from kafka_async.net.backoff import ExponentialBackoff
 from kafka_async.net.config import ClientConfig
+from kafka_async.net.connection import BrokerConnection
 from kafka_async.net.pool import Backoff, ConnectionPool, Join, PoolState, Ready, Start
 from kafka_async.protocol.apis import METADATA
 
@@ -32,6 +33,12 @@ class _Conn:
         self.ready = True
         self.in_flight = in_flight
         self.last_activity = last_activity
+
+
+def _conn(in_flight: int = 0, last_activity: float = 0.0) -> BrokerConnection:
+    """A ``_Conn`` typed as the BrokerConnection PoolState takes: PoolState reads only the
+    attributes above (and sets ``node_id`` when it adopts a bootstrap connection)."""
+    return cast(BrokerConnection, _Conn(in_flight, last_activity))
 
 
 def _state() -> PoolState:
@@ -51,13 +58,14 @@ async def test_plan_starts_once_then_joins() -> None:
     assert second.done is first.done
     # Another purpose is another connection.
     assert isinstance(st.plan((1, "fetch"), now=0.0), Start)
-    conn: Any = _Conn()
+    fake = _Conn()
+    conn = cast(BrokerConnection, fake)  # as _conn() does, keeping the fake to change it
     st.connected((1, "default"), conn)
     ready = st.plan((1, "default"), now=0.0)
     assert isinstance(ready, Ready)
     assert ready.conn is conn
     # A connection that died is replaced by a new connect.
-    conn.ready = False
+    fake.ready = False
     assert isinstance(st.plan((1, "default"), now=0.0), Start)
 
 
@@ -73,7 +81,7 @@ async def test_failure_puts_the_node_in_growing_backoff() -> None:
     assert isinstance(st.outcome((1, "default")), OSError)
     assert isinstance(st.plan((1, "default"), now=10.2), Start)
     assert st.failed((1, "default"), OSError(), now=20.0) == pytest.approx(0.2)
-    st.connected((1, "default"), _Conn())  # type: ignore[arg-type]
+    st.connected((1, "default"), _conn())
     assert st.backoff[1].failures == 0
 
 
@@ -86,10 +94,10 @@ async def test_unknown_node_is_an_error() -> None:
 @pytest.mark.anyio
 async def test_idle_connections_are_handed_out_for_closing() -> None:
     st = _state()
-    busy, quiet, fresh = _Conn(1, 0.0), _Conn(0, 0.0), _Conn(0, 95.0)
-    st.connected((1, "default"), busy)  # type: ignore[arg-type]
-    st.connected((1, "fetch"), quiet)  # type: ignore[arg-type]
-    st.connected((2, "default"), fresh)  # type: ignore[arg-type]
+    busy, quiet, fresh = _conn(1, 0.0), _conn(0, 0.0), _conn(0, 95.0)
+    st.connected((1, "default"), busy)
+    st.connected((1, "fetch"), quiet)
+    st.connected((2, "default"), fresh)
     assert st.idle(now=100.0, max_idle=10.0) == [quiet]
     assert st.connection((1, "fetch")) is None
     assert st.connection((1, "default")) is busy
@@ -98,9 +106,9 @@ async def test_idle_connections_are_handed_out_for_closing() -> None:
 @pytest.mark.anyio
 async def test_address_changes_close_old_connections() -> None:
     st = _state()
-    c1, c2 = _Conn(), _Conn()
-    st.connected((1, "default"), c1)  # type: ignore[arg-type]
-    st.connected((2, "default"), c2)  # type: ignore[arg-type]
+    c1, c2 = _conn(), _conn()
+    st.connected((1, "default"), c1)
+    st.connected((2, "default"), c2)
     st.set_addresses({-1: ("boot", 9)}, replace=False)
     to_close = st.set_addresses({1: ("h1-moved", 1)}, replace=True)
     assert set(map(id, to_close)) == {id(c1), id(c2)}  # 1 moved, 2 left the cluster
@@ -112,8 +120,8 @@ async def test_least_loaded_prefers_open_idle_connections() -> None:
     st = _state()
     st.set_addresses({3: ("h3", 3)}, replace=False)
     assert st.least_loaded(now=0.0) in {1, 2, 3}
-    st.connected((1, "default"), _Conn(in_flight=5))  # type: ignore[arg-type]
-    st.connected((2, "default"), _Conn(in_flight=1))  # type: ignore[arg-type]
+    st.connected((1, "default"), _conn(in_flight=5))
+    st.connected((2, "default"), _conn(in_flight=1))
     assert st.least_loaded(now=0.0) == 2
     empty = PoolState(ExponentialBackoff(0.1, 1.0))
     empty.set_addresses({-1: ("boot", 1)}, replace=False)
@@ -267,13 +275,13 @@ async def test_close_closes_everything_and_refuses_new_work() -> None:
 async def test_bootstrap_connections_are_adopted_by_the_broker_at_that_address() -> None:
     st = PoolState(ExponentialBackoff(0.1, 1.0))
     st.set_addresses({-1: ("a", 1), -2: ("z", 9)}, replace=False)
-    same, other, busy = _Conn(), _Conn(), _Conn(in_flight=1)
-    st.connected((-1, "default"), same)  # type: ignore[arg-type]
-    st.connected((-2, "default"), other)  # type: ignore[arg-type]
-    st.connected((-2, "fetch"), busy)  # type: ignore[arg-type]
+    same, other, busy = _conn(), _conn(), _conn(in_flight=1)
+    st.connected((-1, "default"), same)
+    st.connected((-2, "default"), other)
+    st.connected((-2, "fetch"), busy)
     st.set_addresses({7: ("a", 1)}, replace=True)
     to_close = st.adopt_bootstrap()
     assert st.connection((7, "default")) is same
-    assert same.node_id == 7  # type: ignore[attr-defined]
+    assert same.node_id == 7
     assert to_close == [other]  # no broker at z:9
     assert st.connection((-2, "fetch")) is busy  # in use: left alone for now

@@ -17,6 +17,7 @@ from kafka_async.errors import (
 )
 from kafka_async.producer import murmur2_partition
 from kafka_async.producer.accumulator import InvalidStateError
+from kafka_async.producer.config import CompressionType
 
 pytestmark = [pytest.mark.integration]
 
@@ -26,7 +27,7 @@ NewTopic = Callable[..., str]
 @pytest.mark.anyio
 @pytest.mark.parametrize("compression", [None, "zstd"])
 async def test_keyless_bulk_in_order_exactly_once(
-    kafka_broker: str, new_topic: NewTopic, compression: str | None
+    kafka_broker: str, new_topic: NewTopic, compression: CompressionType | None
 ) -> None:
     topic = new_topic(3)
     total = 20_000

@@ -7,7 +7,7 @@ import socket
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -23,6 +23,7 @@ from kafka_async.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafka_async.producer import murmur2_partition
+from kafka_async.producer.config import CompressionType
 from kafka_async.testing.topics import create_topic
 
 pytestmark = [pytest.mark.integration]
@@ -98,7 +99,7 @@ async def test_not_started_producer_raises() -> None:
 @pytest.mark.interop
 @pytest.mark.parametrize("compression", [None, "gzip", "snappy", "lz4", "zstd"])
 async def test_records_read_back_identically_by_confluent(
-    kafka_broker: str, new_topic: NewTopic, compression: str | None
+    kafka_broker: str, new_topic: NewTopic, compression: CompressionType | None
 ) -> None:
     topic = new_topic(3)
     sent: dict[tuple[int, int], tuple[Any, ...]] = {}
@@ -135,7 +136,7 @@ async def test_records_read_back_identically_by_confluent(
 @pytest.mark.interop
 @pytest.mark.parametrize("compression", [None, "gzip", "snappy", "lz4", "zstd"])
 async def test_records_read_back_identically_by_aiokafka(
-    kafka_broker: str, new_topic: NewTopic, compression: str | None
+    kafka_broker: str, new_topic: NewTopic, compression: CompressionType | None
 ) -> None:
     topic = new_topic(2)
     sent: dict[tuple[int, int], tuple[Any, ...]] = {}
@@ -224,7 +225,9 @@ def test_bad_config_raises_at_construction() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("acks", [0, 1])
-async def test_acks_zero_and_one(kafka_broker: str, new_topic: NewTopic, acks: int) -> None:
+async def test_acks_zero_and_one(
+    kafka_broker: str, new_topic: NewTopic, acks: Literal[0, 1]
+) -> None:
     topic = new_topic(1)
     async with Producer(bootstrap_servers=kafka_broker, acks=acks) as producer:
         assert producer.config.idempotent is False

@@ -21,9 +21,10 @@ IMPLS: dict[str, ModuleType | None] = {"c": _speedups, "pure": _pure}
 @pytest.fixture(params=sorted(IMPLS))
 def impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Switch the records layer to one implementation for the duration of a test."""
-    module = IMPLS[request.param]
+    name: str = request.param
+    module = IMPLS[name]
     if module is None:
         pytest.skip("the C accelerator is not built")
     monkeypatch.setattr(batch_mod, "_decode_records", module.decode_records)
     monkeypatch.setattr(batch_mod.BatchBuilder, "_writer_type", module.RecordWriter)
-    return request.param
+    return name

@@ -136,7 +136,7 @@ def test_golden_bytes_decode(impl: str) -> None:
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_round_trip_every_codec(impl: str, codec: str) -> None:
-    rows = [
+    rows: list[tuple[int, bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]] = [
         (1700000000000 + i, None if i % 3 == 0 else b"key-%d" % i, b"x" * (i % 200), None)
         for i in range(500)
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
@@ -15,7 +16,9 @@ from kafka_async.records.legacy import _xxh32_short
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
 
 
-def legacy_set(magic: int, codec: int, rows: list[tuple[int, bytes | None, bytes | None]]) -> bytes:
+def legacy_set(
+    magic: int, codec: int, rows: Sequence[tuple[int, bytes | None, bytes | None]]
+) -> bytes:
     b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 24)
     for i, (ts, key, value) in enumerate(rows):
         assert b.append(i, ts, key, value) is not None

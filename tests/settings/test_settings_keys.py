@@ -186,6 +186,9 @@ def test_bootstrap_servers_positionally_or_by_keyword(client: Any) -> None:
     assert addresses(client()) == (("localhost", 9092),)
     with pytest.raises(TypeError, match="bootstrap_servers"):
         client("a:1", bootstrap_servers="b:2")
+    # Even when the positional value is the default address.
+    with pytest.raises(TypeError, match="bootstrap_servers"):
+        client("localhost:9092", bootstrap_servers="b:2")
     with pytest.raises(ConfigError, match="bootstrap_servers"):
         client(bootstrap_servers=None)
 

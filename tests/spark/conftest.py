@@ -64,12 +64,15 @@ def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
             errors.append(str(err))
 
     for partition, key, value, headers, ts in records:
+        # confluent-kafka's annotation wants a list of (str, str | bytes | None); lists are
+        # invariant, so the pairs are copied into one of that type.
+        ck_headers: list[tuple[str, str | bytes | None]] = list(headers)
         producer.produce(
             topic,
             value=value,
             key=key,
             partition=partition,
-            headers=headers or None,
+            headers=ck_headers or None,
             timestamp=ts,
             on_delivery=on_delivery,
         )

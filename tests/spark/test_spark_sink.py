@@ -76,7 +76,7 @@ def test_streaming_write_reads_back_exactly(
 ) -> None:
     source = new_topic(2, prefix="sink-src")
     target = new_topic(2, prefix="sink-dst")
-    records = [
+    records: list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]] = [
         (i % 2, f"k{i}".encode(), f"v{i}".encode(), [], 1_700_000_000_000 + i) for i in range(100)
     ]
     ck_produce(kafka_broker, source, records)

@@ -17,6 +17,8 @@ import pytest
 pytestmark = pytest.mark.integration
 
 BASE_TS = 1_700_000_000_000
+# (partition, key, value, headers, timestamp_ms): a record for conftest's produce().
+Row = tuple[int, bytes | None, bytes, list[tuple[str, bytes]], int]
 
 
 def _records(partitions: int, per_partition: int, headers: bool = False) -> list[Any]:
@@ -75,7 +77,7 @@ def test_batch_read_of_an_exact_range_across_partitions(
         (r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000)) for r in rows
     )
     want_ranges = {0: range(5, 20), 1: range(40), 2: range(12, 40)}
-    want = Counter()
+    want: Counter[tuple[int, int, bytes | None, bytes, int]] = Counter()
     for p, key, value, _h, ts in records:
         offset = int(value.decode().split("-")[1])  # one producer, so offset == index
         if offset in want_ranges[p]:
@@ -162,7 +164,7 @@ def test_streaming_micro_batches_and_restart_from_checkpoint(
     assert sizes == [25, 25, 10], sizes  # maxOffsetsPerTrigger=25 over 60 records
 
     # More data arrives while the query is down; the restart resumes from the checkpoint.
-    more = [
+    more: list[Row] = [
         (p, None, f"late{p}-{i}".encode(), [], BASE_TS + i) for p in range(2) for i in range(25)
     ]
     ck_produce(kafka_broker, topic, more)
@@ -319,7 +321,7 @@ def test_streaming_with_the_default_trigger_picks_up_new_records(
     )
     try:
         query.processAllAvailable()
-        more = [(1, None, b"later", [], BASE_TS)]
+        more: list[Row] = [(1, None, b"later", [], BASE_TS)]
         ck_produce(kafka_broker, topic, more)
         query.processAllAvailable()
         rows = spark.sql(f"select partition, offset, value from {name}").collect()
