@@ -478,10 +478,11 @@ async def test_hostile_api_truncated_at_every_offset(cluster: Cluster, name: str
         f"hostile: {name} truncated at every offset",
         runs=len(template) - 4,
         extra_outcomes=str(ex.outcomes),
+        peak_alloc_kib=ex.worst // 1024,
     )
 
 
-async def _fuzz(cluster: Cluster, name: str, examples: int) -> dict[str, int]:
+async def _fuzz(cluster: Cluster, name: str, examples: int) -> tuple[dict[str, int], int]:
     rng = random.Random(_seed(name))
     async with Exchanges(cluster, name) as ex:
         body = ex.template()[4:]
@@ -490,15 +491,20 @@ async def _fuzz(cluster: Cluster, name: str, examples: int) -> dict[str, int]:
     assert ex.worst < ALLOC_BUDGET, f"peak allocation {ex.worst} bytes"
     await still_works(cluster)
     assert sum(ex.outcomes.values()) == examples
-    return ex.outcomes
+    return ex.outcomes, ex.worst
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("name", sorted(CASES))
 async def test_hostile_api_random_mutations_quick(cluster: Cluster, name: str) -> None:
     n = fuzz_examples(QUICK_EXAMPLES)
-    outcomes = await _fuzz(cluster, name, n)
-    record_result(f"hostile: {name} random mutations", runs=n, extra_outcomes=str(outcomes))
+    outcomes, peak = await _fuzz(cluster, name, n)
+    record_result(
+        f"hostile: {name} random mutations",
+        runs=n,
+        extra_outcomes=str(outcomes),
+        peak_alloc_kib=peak // 1024,
+    )
 
 
 @pytest.mark.anyio
@@ -506,8 +512,13 @@ async def test_hostile_api_random_mutations_quick(cluster: Cluster, name: str) -
 @pytest.mark.parametrize("name", sorted(CASES))
 async def test_hostile_api_random_mutations_full(cluster: Cluster, name: str) -> None:
     n = fuzz_examples(FULL_EXAMPLES)
-    outcomes = await _fuzz(cluster, name, n)
-    record_result(f"hostile: {name} random mutations (full)", runs=n, extra_outcomes=str(outcomes))
+    outcomes, peak = await _fuzz(cluster, name, n)
+    record_result(
+        f"hostile: {name} random mutations (full)",
+        runs=n,
+        extra_outcomes=str(outcomes),
+        peak_alloc_kib=peak // 1024,
+    )
 
 
 # --------------------------------------------------------------------------------------------

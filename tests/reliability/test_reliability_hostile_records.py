@@ -433,6 +433,7 @@ async def test_hostile_records_truncated_at_every_offset(rig: Rig) -> None:
         runs=len(template),
         records=tally.records,
         extra_outcomes=str(tally.outcomes),
+        peak_alloc_kib=tally.worst_alloc // 1024,
     )
 
 
@@ -490,6 +491,7 @@ async def test_hostile_records_quick(
         runs=n,
         records=tally.records,
         extra_outcomes=str(tally.outcomes),
+        peak_alloc_kib=tally.worst_alloc // 1024,
     )
 
 
@@ -509,6 +511,7 @@ async def test_hostile_records_full(
         runs=n,
         records=tally.records,
         extra_outcomes=str(tally.outcomes),
+        peak_alloc_kib=tally.worst_alloc // 1024,
     )
 
 
@@ -636,6 +639,7 @@ async def test_hostile_records_chosen_fields(rig: Rig) -> None:
         "hostile: Fetch batch fields (offset, length, count, varints)",
         runs=len(FIELD_CASES),
         extra_outcomes=str(tally.outcomes),
+        peak_alloc_kib=tally.worst_alloc // 1024,
     )
 
 
