@@ -687,7 +687,9 @@ class Consumer(Generic[K, V]):
                 # Decoding is CPU work; a slice at a time with a checkpoint in between, so
                 # the socket reader keeps pulling the next response in meanwhile (each
                 # event-loop turn moves only one chunk of a large fetch response).
-                more = self._fetcher.drain(min(max_records - count, _DRAIN_SLICE), only)
+                more = self._fetcher.drain(
+                    min(max_records - count, _DRAIN_SLICE), only, holding=count > 0
+                )
                 if not more:
                     break
                 for tp, recs in more.items():

@@ -99,6 +99,22 @@ def next_fetch_offset(data: bytes | memoryview, start: int) -> int:
     return nxt
 
 
+def _structural_damage(data: bytes, max_decompressed_size: int) -> CorruptRecordError | None:
+    """The error decoding ``data`` raises before looking at any CRC or record, if any.
+
+    Only called for records that bring no complete batch past the fetch offset (few bytes,
+    or batches already consumed), so walking their headers again costs little.
+    """
+    try:
+        for _ in decode_batches(
+            data, check_crcs=False, max_decompressed_size=max_decompressed_size
+        ):
+            pass
+    except CorruptRecordError as exc:
+        return exc
+    return None
+
+
 @dataclass(slots=True)
 class FetchedPartition:
     """Header data of one partition in a Fetch response."""
@@ -361,6 +377,9 @@ class Fetcher:
         # statistics
         self.fetch_requests = 0
         self.fetch_errors = 0
+        #: Responses whose records held no complete batch past the fetch offset.
+        self.fetch_stalls = 0
+        self._stalled = False
         self.bytes_fetched = 0
         self.records_returned = 0
         self.last_fetch_latency_ms = 0.0
@@ -402,13 +421,20 @@ class Fetcher:
             self._fetch_offsets.pop(tp, None)
 
     def drain(
-        self, max_records: int, only: frozenset[TopicPartition] | None = None
+        self,
+        max_records: int,
+        only: frozenset[TopicPartition] | None = None,
+        *,
+        holding: bool = False,
     ) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
         """Hand out up to ``max_records`` buffered records (of ``only``, if given),
         advancing positions.
 
         A stored error (reset "none", corrupt data, authorization) is raised once the records
-        ahead of it are returned.
+        ahead of it are returned. ``holding``: the caller already holds records from an
+        earlier drain for the same answer; an error then waits in the buffer for the next
+        call, as it does behind this call's own records (raising would lose the held
+        records, whose positions have already moved on).
         """
         out: dict[TopicPartition, list[ConsumerRecord[Any, Any]]] = {}
         budget = max_records
@@ -427,8 +453,13 @@ class Fetcher:
                     # Kept for when the partition resumes, out of the way of the others.
                     skipped.append(buffer.popleft())
                     continue
+                if only is not None and cf.tp not in only:
+                    # Another partition's data or error: getmany(tp) neither returns nor
+                    # raises it.
+                    skipped.append(buffer.popleft())
+                    continue
                 if cf.error is not None:
-                    if out:
+                    if out or holding:
                         break  # hand out what we have first; the error surfaces next time
                     buffer.popleft()
                     self._release(cf)
@@ -441,9 +472,6 @@ class Fetcher:
                     self._release(cf)
                     self._fetch_offsets.pop(cf.tp, None)
                     continue
-                if only is not None and cf.tp not in only:
-                    skipped.append(buffer.popleft())
-                    continue
                 if not cf.started:
                     self._changed.notify()  # its partition may be fetched again now
                 try:
@@ -453,7 +481,7 @@ class Fetcher:
                     self._release(cf)
                     # Refetch from the position next time (the caller may seek past it).
                     self._fetch_offsets.pop(cf.tp, None)
-                    if out:
+                    if out or holding:
                         buffer.appendleft(
                             CompletedFetch(cf.tp, cf.epoch, st.position, b"", 0, error=exc)
                         )
@@ -462,7 +490,7 @@ class Fetcher:
                 except Exception:
                     # A deserializer raised. The fetch stays where it is, so the error
                     # repeats at the same record until the application seeks past it.
-                    if out:
+                    if out or holding:
                         break
                     raise
                 st.position = position
@@ -508,8 +536,14 @@ class Fetcher:
         # Only data the application has not started on counts against the per-partition
         # bound: once it starts on a fetch, the next one may be under way (double buffering).
         waiting: dict[TopicPartition, int] = {}
+        # A partition whose error waits in the buffer is not fetched until the application
+        # has seen it: fetching again would only file the same error again, at once and
+        # without end (a busy loop and a buffer that grows while nobody polls).
+        failed: set[TopicPartition] = set()
         for cf in self._buffer:
-            if not cf.started:
+            if cf.error is not None:
+                failed.add(cf.tp)
+            elif not cf.started:
                 waiting[cf.tp] = waiting.get(cf.tp, 0) + cf.size
         wanted: dict[TopicPartition, PartitionFetch] = {}
         held_back = False
@@ -519,7 +553,7 @@ class Fetcher:
                 continue
             if metadata.leader_for(tp) != node_id:
                 continue
-            if waiting.get(tp, 0) >= cfg.max_partition_fetch_bytes:
+            if tp in failed or waiting.get(tp, 0) >= cfg.max_partition_fetch_bytes:
                 held_back = True
                 continue
             offset = self._fetch_offset(tp, st.position, st.epoch)
@@ -655,6 +689,7 @@ class Fetcher:
             log.debug("fetch session error %s from node %s", resp.error_code, node_id)
             return resp.error_code in (70, 71)  # session errors: retry at once, full
         added = False
+        self._stalled = False
         for topic in resp.responses:
             name = topic.topic
             for part in topic.partitions:
@@ -665,7 +700,11 @@ class Fetcher:
                 added |= self._handle_partition(tp, part, sent, epochs.get(tp, -1))
         if added:
             self.data_ready.notify()
-        return True
+        # Records that bring no complete batch past the fetch offset (a batch cut short, or
+        # one before the offset) would be asked for again at once and come back the same:
+        # with a broker that answers at once that is a busy loop. Back off instead, unless
+        # other partitions made progress.
+        return added or not self._stalled
 
     def _handle_partition(
         self, tp: TopicPartition, part: Any, sent: PartitionFetch, epoch: int
@@ -686,6 +725,16 @@ class Fetcher:
             data = bytes(records)
             nxt = next_fetch_offset(data, sent.fetch_offset)
             if nxt <= sent.fetch_offset:
+                damage = _structural_damage(data, self._config.max_decompressed_size)
+                if damage is not None:
+                    # A length no broker writes (negative, too short for a header) is not
+                    # a batch cut short: report it, as decoding would have.
+                    self._add(
+                        CompletedFetch(
+                            tp, epoch, sent.fetch_offset, b"", sent.fetch_offset, error=damage
+                        )
+                    )
+                    return True
                 if len(data) >= sent.max_bytes:
                     # One batch is bigger than max_partition_fetch_bytes; a broker from
                     # KIP-74 on always returns the first batch whole, so this means an old
@@ -705,6 +754,8 @@ class Fetcher:
                         )
                     )
                     return True
+                self._stalled = True
+                self.fetch_stalls += 1
                 return False
             self.bytes_fetched += len(data)
             aborted = None
@@ -761,6 +812,7 @@ class Fetcher:
             "buffered_fetches": len(self._buffer),
             "fetch_requests": self.fetch_requests,
             "fetch_errors": self.fetch_errors,
+            "fetch_stalls": self.fetch_stalls,
             "bytes_fetched": self.bytes_fetched,
             "records_returned": self.records_returned,
             "last_fetch_latency_ms": round(self.last_fetch_latency_ms, 3),

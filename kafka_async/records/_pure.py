@@ -90,6 +90,8 @@ def decode_records(
     out: list[Any] = []
     append = out.append
     no_headers: tuple[Header, ...] = ()
+    # Offset deltas increase within a batch (compaction leaves gaps, never reorders).
+    prev_delta = -1
     try:
         for _ in range(count):
             b = buf[pos]
@@ -126,6 +128,9 @@ def decode_records(
                 pos += 2
             else:
                 off_delta, pos = _varint(buf, pos, rec_end)
+            if off_delta <= prev_delta:
+                raise _corrupt("record offset deltas do not increase")
+            prev_delta = off_delta
             b = buf[pos]
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)

@@ -294,6 +294,8 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (no_headers == NULL)
         goto error;
 
+    /* Offset deltas increase within a batch (compaction leaves gaps, never reorders). */
+    int64_t prev_delta = -1;
     for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
         int64_t length, ts_delta, off_delta, klen, vlen;
         if (!read_varint32(&p, end, &length)) {
@@ -314,6 +316,11 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             corrupt("record offset delta is truncated or too long");
             goto error;
         }
+        if (off_delta <= prev_delta) {
+            corrupt("record offset deltas do not increase");
+            goto error;
+        }
+        prev_delta = off_delta;
         if (!read_varint32(&p, rec_end, &klen)) {
             corrupt("record key length is truncated or too long");
             goto error;
