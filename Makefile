@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(PY_DIRS)
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict kafka_async
+	$(BIN)/mypy --strict kafka_async tests examples benchmarks
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider
