@@ -27,7 +27,6 @@ The quick tier runs every truncation, 200 mutations per type and 50 per handshak
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 import tracemalloc
@@ -71,6 +70,7 @@ from kafka_async.protocol.schema import Api, Array, Primitive, StructDef, Type
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
+from kafka_async.testing.mutations import fuzz_examples, mutate
 from kafka_async.testing.soak import record_result
 
 HOSTILE, HEALTHY = 1, 2
@@ -383,51 +383,6 @@ class Exchanges:
 # --------------------------------------------------------------------------------------------
 # Mutations
 # --------------------------------------------------------------------------------------------
-
-#: Values that make decoders take their edge paths: zero and negative lengths, null
-#: markers, the largest int32, a uvarint that does not end.
-_SPLICES = (
-    b"\x00",
-    b"\xff",
-    b"\x80",
-    b"\x7f",
-    b"\xff\xff",
-    b"\x00\x00\x00\x00",
-    b"\xff\xff\xff\xff",
-    b"\x7f\xff\xff\xff",
-    b"\x80\x00\x00\x00",
-    b"\xff\xff\xff\xff\x0f",
-    b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80",
-)
-
-
-def mutate(data: bytes, rng: random.Random) -> bytes:
-    """1-4 random edits of ``data``: bit flips, byte overwrites, splices of edge values,
-    deletions, duplicated slices."""
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        op = rng.randrange(6)
-        at = rng.randrange(len(out) + 1)
-        if op == 0 and out:
-            out[min(at, len(out) - 1)] ^= 1 << rng.randrange(8)
-        elif op == 1 and out:
-            out[min(at, len(out) - 1)] = rng.randrange(256)
-        elif op == 2:  # overwrite with an edge value
-            splice = rng.choice(_SPLICES)
-            out[at : at + len(splice)] = splice
-        elif op == 3:  # insert an edge value
-            out[at:at] = rng.choice(_SPLICES)
-        elif op == 4 and out:
-            del out[at : at + rng.randint(1, 8)]
-        else:  # repeat a slice (an array element twice, a field shifted)
-            lo = rng.randrange(len(out) + 1)
-            out[at:at] = out[lo : lo + rng.randint(1, 16)]
-    return bytes(out)
-
-
-def fuzz_examples(default: int) -> int:
-    env = os.environ.get("KAFKA_ASYNC_FUZZ_EXAMPLES")
-    return int(env) if env else default
 
 
 def _seed(name: str) -> int:

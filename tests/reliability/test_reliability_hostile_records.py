@@ -34,7 +34,6 @@ example is a whole fetch through a real Consumer, ~11 ms; the Fetch *response ty
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 import time
@@ -55,6 +54,7 @@ from kafka_async.records import batch as batch_module
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
+from kafka_async.testing.mutations import fuzz_examples, mutate
 from kafka_async.testing.soak import record_result
 
 try:
@@ -374,34 +374,6 @@ async def _other_partition_flows(rig: Rig) -> None:
 # Mutations
 # --------------------------------------------------------------------------------------------
 
-_EDGE = (b"\x00", b"\xff", b"\x80", b"\x7f", b"\x01", b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff")
-
-
-def mutate(data: bytes, rng: random.Random) -> bytes:
-    """1-4 random edits: bit flips, random or edge bytes, insertions, deletions."""
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        op = rng.randrange(5)
-        at = rng.randrange(len(out) + 1)
-        if op == 0 and out:
-            out[min(at, len(out) - 1)] ^= 1 << rng.randrange(8)
-        elif op == 1 and out:
-            out[min(at, len(out) - 1)] = rng.randrange(256)
-        elif op == 2:
-            edge = rng.choice(_EDGE)
-            out[at : at + len(edge)] = edge
-        elif op == 3:
-            out[at:at] = rng.choice(_EDGE)
-        elif out:
-            del out[at : at + rng.randint(1, 6)]
-    return bytes(out)
-
-
-def examples(default: int) -> int:
-    env = os.environ.get("KAFKA_ASYNC_FUZZ_EXAMPLES")
-    return int(env) if env else default
-
-
 QUICK = 200
 #: Per series in the full tier (three series: ~4 minutes each on 2 cores).
 FULL = 20_000
@@ -486,7 +458,7 @@ async def test_hostile_records_quick(
 ) -> None:
     make, strict = SERIES[series]
     label = series + _use_decoder(monkeypatch, decoder)
-    n = examples(QUICK)
+    n = fuzz_examples(QUICK)
     tally = await run_series(rig, make, n, seed=len(label), strict=strict)
     assert sum(tally.outcomes.values()) == n
     record_result(
@@ -506,7 +478,7 @@ async def test_hostile_records_full(
 ) -> None:
     make, strict = SERIES[series]
     label = series + _use_decoder(monkeypatch, decoder)
-    n = examples(FULL)
+    n = fuzz_examples(FULL)
     tally = await run_series(rig, make, n, seed=1234, strict=strict)
     assert sum(tally.outcomes.values()) == n
     record_result(
