@@ -255,9 +255,8 @@ class AdminClient:
         self._started = True
 
     async def close(self) -> None:
-        """Close every connection; always returns."""
-        if self._closed:
-            return
+        """Close every connection; always returns (a concurrent call returns once the
+        connections are closed)."""
         self._closed = True
         if self._started:
             await self._cluster.close()

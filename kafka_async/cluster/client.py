@@ -139,6 +139,7 @@ class ClusterClient:
         self._tg: BackgroundTasks | None = None
         self._failure: BackgroundTaskError | None = None
         self._closed = False
+        self._close_done: anyio.Event | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -194,11 +195,17 @@ class ClusterClient:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
+        if self._close_done is not None:
+            # Closing in another task: return once it is done (it is bounded).
+            await self._close_done.wait()
+            return None
         if self._closed:
             return None
         self._closed = True
+        close_done = self._close_done = anyio.Event()
         stack, self._stack = self._stack, None
         if stack is None:
+            close_done.set()
             return None
         # Connections first (the pool shields this and bounds it), so waiters fail with a
         # connection error rather than a cancellation; then the background tasks.
@@ -207,7 +214,10 @@ class ClusterClient:
             self._tg.cancel()
         # The caller's exception is not passed into the background tasks (they are ours,
         # cancelled above). Leaving them waits, shielded and bounded, until they are done.
-        await stack.__aexit__(None, None, None)
+        try:
+            await stack.__aexit__(None, None, None)
+        finally:
+            close_done.set()
         return None
 
     def _background_failed(self, error: BackgroundTaskError) -> None:

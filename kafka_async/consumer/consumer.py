@@ -201,6 +201,8 @@ class Consumer(Generic[K, V]):
         self._closed = False
         #: close() is committing and leaving: the API (commit() in the listener) still works.
         self._closing = False
+        #: Set when close() has finished (a concurrent close() waits for it).
+        self._close_done: anyio.Event | None = None
         self._started = False
         #: Bumped by subscribe()/assign(): a background unsubscribe must not undo them.
         self._sub_epoch = 0
@@ -276,14 +278,20 @@ class Consumer(Generic[K, V]):
     async def close(self) -> None:
         """Commit (auto commit), leave the group, stop everything. Returns within
         ``close_timeout_ms`` (plus a little) even when the brokers are gone."""
-        if self._closed or self._closing:
+        if self._close_done is not None:
+            # close() ran or runs in another task: return when it is done (it is bounded).
+            await self._close_done.wait()
+            return
+        if self._closed:
             return
         # Not closed yet: the revocation below runs the listener, which may commit.
         self._closing = True
+        close_done = self._close_done = anyio.Event()
         stack, self._stack = self._stack, None
         tg, self._tg = self._tg, None
         if stack is None:
             self._closed = True
+            close_done.set()
             return
         deadline = self._config.close_timeout_ms / 1000
         end = time.monotonic() + deadline
@@ -305,6 +313,7 @@ class Consumer(Generic[K, V]):
         try:
             await stack.aclose()
         finally:
+            close_done.set()
             # After the final commit, so a last metric collection still sees it; in a
             # finally so an exporter never keeps reading a consumer that is gone.
             if self._hooks is not None:

@@ -160,6 +160,8 @@ class Producer:
         # Created in start() (an event belongs to the running event loop).
         self._stop: anyio.Event | None = None
         self._host_done: anyio.Event | None = None
+        #: Set when close() has finished (a concurrent close() waits for it).
+        self._close_done: anyio.Event | None = None
         self._hooks = cfg.hooks
         if self._hooks is not None:
             self._acc.on_settle = self._report_batch
@@ -288,12 +290,19 @@ class Producer:
         (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight), and a warning
         is logged on ``kafka_async.producer.producer``.
         """
-        if self._state in ("closed", "closing"):
+        if self._state == "closing":
+            # Another task is closing: return when it is done (it is bounded), as the
+            # caller expects a closed producer afterwards.
+            assert self._close_done is not None
+            await self._close_done.wait()
+            return
+        if self._state == "closed":
             return
         if self._state == "new":
             self._state = "closed"
             return
         self._state = "closing"
+        close_done = self._close_done = anyio.Event()
         self._running = False
         if timeout is None:
             timeout = self._cfg.delivery_timeout_ms / 1000.0
@@ -325,6 +334,7 @@ class Producer:
             if stack is not None:
                 await stack.aclose()
             self._state = "closed"
+            close_done.set()
             # Anything still unsettled (should be nothing) must not hang its waiters.
             for batch in list(self._acc.incomplete):
                 self._acc.fail(batch, ClientClosedError("the producer was closed"))

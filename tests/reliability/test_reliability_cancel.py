@@ -327,3 +327,42 @@ async def test_reliability_close_from_another_task(embedded_broker: EmbeddedBrok
     with pytest.raises(ClientClosedError):
         await producer.enqueue("any", b"x")
     await _assert_back_to(base, "close from another task")
+
+
+@pytest.mark.anyio
+async def test_reliability_concurrent_close_waits_for_the_first(
+    embedded_broker: EmbeddedBroker,
+) -> None:
+    """Two tasks closing the same client (a shutdown handler and ``async with``): each
+    close() returns only once the client is closed, records flushed and group left."""
+    topic = await _topic(embedded_broker, 1)
+    bootstrap = embedded_broker.bootstrap_servers
+    producer = Producer(bootstrap_servers=bootstrap, linger_ms=200)
+    consumer: Consumer[bytes, bytes] = Consumer(
+        topic, bootstrap_servers=bootstrap, group_id=f"close-twice-{uuid.uuid4().hex[:8]}"
+    )
+    admin = AdminClient(bootstrap_servers=bootstrap)
+    for client in (producer, consumer, admin):
+        await client.start()
+    delivery = await producer.enqueue(topic, b"flushed before either close returns")
+    seen: list[str] = []
+
+    async def close(name: str, client: Producer | Consumer[bytes, bytes] | AdminClient) -> None:
+        await client.close()
+        if isinstance(client, Producer):
+            assert delivery.done(), "close() returned before the first close flushed"
+            assert client.statistics()["state"] == "closed"
+        elif isinstance(client, Consumer):
+            assert consumer.statistics()["group"]["state"] == "left"
+        else:
+            with pytest.raises(ClientClosedError):
+                await client.list_topics()
+        seen.append(name)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            for client in (producer, consumer, admin):
+                tg.start_soon(close, "first", client)
+                tg.start_soon(close, "second", client)
+    assert sorted(seen) == ["first"] * 3 + ["second"] * 3
+    assert delivery.result().offset >= 0
