@@ -12,15 +12,19 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from kafka_async import Producer
+from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import KafkaError
+from kafka_async.net.config import ClientConfig
 from kafka_async.producer import Delivery
+from kafka_async.testing.fake_broker import FakeBroker
 from kafka_async.testing.ledger import (
     Ledger,
     LedgerReport,
@@ -297,3 +301,42 @@ async def check_both_readers(
     """Check the ledger against librdkafka's read-back, then against our Consumer's."""
     theirs, ours, _ = await read_and_check(bootstrap, topic, ledger, timeout=timeout)
     return theirs, ours
+
+
+# -- a hostile cluster: node 1 hostile, node 2 healthy (and the bootstrap server) ------------
+
+HOSTILE, HEALTHY = 1, 2
+
+
+@dataclass
+class Cluster:
+    hostile: FakeBroker
+    healthy: FakeBroker
+    client: ClusterClient
+
+
+@asynccontextmanager
+async def open_cluster(
+    prepare: Callable[[FakeBroker], None] | None = None, **settings: Any
+) -> AsyncIterator[Cluster]:
+    """Two fake brokers holding topic "t" (2 partitions) and a ClusterClient bootstrapped
+    from the healthy one, with a 2 s request timeout and near-instant reconnects.
+    ``prepare`` runs on both brokers first; ``settings`` go to the client."""
+    async with (
+        FakeBroker({"t": 2}, node_id=HOSTILE) as bad,
+        FakeBroker({"t": 2}, node_id=HEALTHY) as good,
+    ):
+        bad.peers = [(HEALTHY, good.host, good.port)]
+        good.peers = [(HOSTILE, bad.host, bad.port)]
+        if prepare is not None:
+            prepare(bad)
+            prepare(good)
+        cfg, _ = ClientConfig.from_kwargs(
+            bootstrap_servers=good.address,
+            request_timeout_ms=2000,
+            reconnect_backoff_ms=1,
+            reconnect_backoff_max_ms=5,
+            **settings,
+        )
+        async with ClusterClient(cfg) as client:
+            yield Cluster(bad, good, client)

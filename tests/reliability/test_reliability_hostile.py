@@ -17,15 +17,14 @@ import struct
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reliability_support import HEALTHY, HOSTILE, Cluster, open_cluster
 
-from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import (
     KafkaConnectionError,
     KafkaError,
@@ -33,7 +32,6 @@ from kafka_async.errors import (
     ProtocolDecodeError,
     ResponseTooLargeError,
 )
-from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import (
     FIND_COORDINATOR,
     LIST_OFFSETS,
@@ -53,36 +51,16 @@ from kafka_async.testing.fake_broker import (
 from kafka_async.testing.mutations import fuzz_examples, mutate
 from kafka_async.testing.soak import record_result
 
-HOSTILE, HEALTHY = 1, 2
 #: A request must settle within this (the client's request timeout is 2 s).
 DEADLINE = 10.0
 #: Allocation budget for handling one small hostile response.
 ALLOC_BUDGET = 1024 * 1024
 
 
-@dataclass
-class Cluster:
-    hostile: FakeBroker
-    healthy: FakeBroker
-    client: ClusterClient
-
-
 @pytest.fixture
 async def cluster() -> AsyncIterator[Cluster]:
-    async with (
-        FakeBroker({"t": 2}, node_id=HOSTILE) as bad,
-        FakeBroker({"t": 2}, node_id=HEALTHY) as good,
-    ):
-        bad.peers = [(HEALTHY, good.host, good.port)]
-        good.peers = [(HOSTILE, bad.host, bad.port)]
-        cfg, _ = ClientConfig.from_kwargs(
-            bootstrap_servers=good.address,
-            request_timeout_ms=2000,
-            reconnect_backoff_ms=1,
-            reconnect_backoff_max_ms=5,
-        )
-        async with ClusterClient(cfg) as client:
-            yield Cluster(bad, good, client)
+    async with open_cluster() as c:
+        yield c
 
 
 # --------------------------------------------------------------------------------------------

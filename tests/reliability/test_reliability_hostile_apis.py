@@ -38,10 +38,10 @@ from typing import Any
 
 import anyio
 import pytest
+from reliability_support import HEALTHY, HOSTILE, Cluster
+from reliability_support import open_cluster as open_hostile_cluster
 
-from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import KafkaConnectionError, KafkaError, ProtocolDecodeError
-from kafka_async.net.config import ClientConfig
 from kafka_async.protocol import headers
 from kafka_async.protocol.apis import (
     ADD_OFFSETS_TO_TXN,
@@ -73,7 +73,6 @@ from kafka_async.testing.fake_broker import FakeBroker, FakeRequest, Payload, re
 from kafka_async.testing.mutations import fuzz_examples, mutate
 from kafka_async.testing.soak import record_result
 
-HOSTILE, HEALTHY = 1, 2
 #: Every exchange must settle within this (the client's request timeout is 2 s).
 DEADLINE = 10.0
 #: Allocation budget for handling one response of about 1 KiB.
@@ -237,42 +236,22 @@ def check_embedded(api: Api, resp: Any) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Cluster:
-    hostile: FakeBroker
-    healthy: FakeBroker
-    client: ClusterClient
-
-
 @asynccontextmanager
 async def open_cluster(*, sasl: bool = False) -> AsyncIterator[Cluster]:
-    """Two fake brokers and a client bootstrapped from the healthy one (with SASL PLAIN,
-    answered properly by both brokers unless scripted otherwise, if ``sasl``)."""
-    async with (
-        FakeBroker({"t": 2}, node_id=HOSTILE) as bad,
-        FakeBroker({"t": 2}, node_id=HEALTHY) as good,
-    ):
-        bad.peers = [(HEALTHY, good.host, good.port)]
-        good.peers = [(HOSTILE, bad.host, bad.port)]
-        extra: dict[str, Any] = {}
-        if sasl:
-            _sasl_answers(bad)
-            _sasl_answers(good)
-            extra = {
-                "security_protocol": "SASL_PLAINTEXT",
-                "sasl_mechanism": "PLAIN",
-                "sasl_plain_username": "u",
-                "sasl_plain_password": "p",
-            }
-        cfg, _ = ClientConfig.from_kwargs(
-            bootstrap_servers=good.address,
-            request_timeout_ms=2000,
-            reconnect_backoff_ms=1,
-            reconnect_backoff_max_ms=5,
-            **extra,
-        )
-        async with ClusterClient(cfg) as client:
-            yield Cluster(bad, good, client)
+    """The hostile cluster of reliability_support, with SASL PLAIN (answered properly by both
+    brokers unless scripted otherwise) if ``sasl``."""
+    if not sasl:
+        async with open_hostile_cluster() as c:
+            yield c
+        return
+    async with open_hostile_cluster(
+        _sasl_answers,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="u",
+        sasl_plain_password="p",
+    ) as c:
+        yield c
 
 
 def _sasl_answers(broker: FakeBroker) -> None:
