@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PY_DIRS := $(wildcard kafka_async tests examples tools benchmarks setup.py)
 
-.PHONY: test lint typecheck unit bench soak demo clean venv
+.PHONY: test lint typecheck unit bench soak demo clean venv generate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,20 +24,46 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict kafka_async tests examples benchmarks
 
+# The whole suite against Apache Kafka (the reference broker, fetched from Maven Central on
+# first use), then every test that uses the run's broker once more against embedded Tansu
+# (the broker `pip install` brings).
 test: lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
+		--kafka-broker-tests-only
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m 'not integration and not slow'
 
+# Regenerate kafka_async/protocol/apis/ from kafka_async/protocol/definitions/*.def
+# (tests/protocol/test_protocol_generated.py fails while they differ), and the typed
+# settings, README tables and docstring lists from each package's settings.py
+# (tests/settings/test_settings_generated.py).
+generate: $(STAMP)
+	$(BIN)/python -m kafka_async.protocol.generate
+	$(BIN)/python -m kafka_async.settings.generate
+
+# make bench BROKER=apache: the broker suites on Apache Kafka (with the Java client's tools).
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	BENCH_BROKER=$(or $(BROKER),tansu) $(BIN)/python -m benchmarks
 
 soak: $(STAMP)
 	$(BIN)/python -m kafka_async.testing.soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-py3* .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
+
+# The unit tier on every other CPython >= 3.10 found here (tools/pymatrix.py, venvs in
+# .venv-py3N); `make test` runs it before the full suite, which runs on .venv's Python.
+.PHONY: pymatrix dist
+test: pymatrix
+pymatrix: $(STAMP)
+	$(BIN)/python tools/pymatrix.py --skip-current
+
+# Build the sdist and a wheel per CPython, install each in a fresh venv outside the tree and
+# test it there, with and without the C accelerator (tools/dist_check.py; not part of test).
+dist:
+	$(PYTHON) tools/dist_check.py

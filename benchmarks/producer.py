@@ -1,20 +1,39 @@
-"""Producer throughput, CPU and memory beside aiokafka, confluent-kafka and kafka-python.
+"""Producer throughput, CPU and memory beside confluent-kafka, aiokafka, kafka-python and Java.
 
-``python -m benchmarks.producer`` (or ``python -m benchmarks producer``) starts an embedded
-broker (or uses ``$KAFKA_BOOTSTRAP_SERVERS``), then runs each client in a fresh subprocess so
-its CPU time and peak RSS are its own:
+``python -m benchmarks.producer`` (or ``python -m benchmarks producer``) starts a broker (see
+``benchmarks/_common.py``: ``--broker tansu`` by default, ``--broker apache`` for Apache Kafka,
+or ``$KAFKA_BOOTSTRAP_SERVERS``), then runs each client in a fresh subprocess so its CPU time
+and peak RSS are its own, ``--rounds`` times (default 3, interleaved), and prints medians with
+the range over rounds:
 
 * 1,000,000 records of 100 bytes, no compression; 100,000 records of 1 KiB with lz4 and with
-  zstd; each to a fresh 4-partition topic, acks=all for every client;
-* kafka_async in three modes: ``enqueue`` (one call per record, awaiting only buffer space),
-  ``send x1000`` (1,000 concurrent tasks, each awaiting its acknowledgement) and
-  ``enqueue_many`` (the bulk path: 10,000 records per call, as a pipeline would);
+  zstd; each run to a fresh 4-partition topic;
+* kafka_async in four modes: ``enqueue`` (one ``await producer.enqueue(...)`` per record, the
+  deliveries awaited at the end: every record's outcome is reported), ``send x1000`` (1,000
+  concurrent tasks, each awaiting its acknowledgement: the web-service pattern),
+  ``enqueue_many`` (the bulk path: 10,000 records per call) and ``produce`` (one
+  ``await producer.produce(...)`` per record, no handle: failures counted per batch and
+  raised by the ``flush()`` at the end; the like-for-like peer of confluent-kafka without a
+  callback);
+* confluent-kafka ``produce()`` in a tight loop, ``poll(0)`` every 10,000 records and
+  ``poll(0.01)`` while ``BufferError``, with a per-record ``on_delivery`` callback (every
+  outcome reported, like ``enqueue``) and without one;
+* aiokafka ``send()`` per record (its futures gathered every 10,000), kafka-python ``send()``;
+* on Apache Kafka, the Java client's ``ProducerPerformance`` (kafka-tools) with the same
+  record size, acks, idempotence, linger and batch size;
 * end-to-end latency (produce call -> receipt by a confluent-kafka consumer in another
-  process) at a steady 10,000 records/s with the default linger, p50 and p99.
+  process) at a steady 10,000 records/s with default settings, p50/p99/p99.9/max;
+* with ``--memory``: peak RSS of kafka_async ``enqueue`` at 1M and 10M records (bounded by
+  ``buffer_memory``, not by the record count).
 
-Options: ``--scale 0.1`` shrinks every record count (quick runs), ``--clients a,b`` picks
-clients, ``--no-latency`` skips the latency part, ``--markdown`` prints tables as Markdown.
-Figures, not pass/fail: the targets in issue 3 are judged from these tables.
+Every client gets the same settings where it has them: acks=all, idempotence on (aiokafka on
+Tansu: off, its InitProducerId fails there), linger 5 ms, batches up to 256 KiB (librdkafka
+keeps its 1 MB ``batch.size`` default, larger than ours). The tables print each client's
+settings under them.
+
+Options: ``--scale 0.1`` shrinks every record count, ``--clients a,b`` picks clients,
+``--scenarios 0,2``, ``--rounds N``, ``--no-latency``, ``--memory``, ``--markdown``.
+Figures, not pass/fail: issue 17's targets are judged from these tables (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -23,29 +42,39 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+from benchmarks import _common
 
 CLIENTS = (
     "kafka_async",
     "kafka_async_send",
     "kafka_async_bulk",
-    "aiokafka",
+    "kafka_async_produce",
     "confluent",
+    "confluent_nocb",
+    "aiokafka",
     "kafka_python",
+    "java",
 )
 LABELS = {
     "kafka_async": "kafka_async enqueue",
     "kafka_async_send": "kafka_async send x1000",
     "kafka_async_bulk": "kafka_async enqueue_many",
-    "aiokafka": "aiokafka",
-    "confluent": "confluent-kafka",
-    "kafka_python": "kafka-python",
+    "kafka_async_produce": "kafka_async produce (no handle)",
+    "confluent": "confluent-kafka, on_delivery",
+    "confluent_nocb": "confluent-kafka, no callback",
+    "aiokafka": "aiokafka send",
+    "kafka_python": "kafka-python send",
+    "java": "Java ProducerPerformance",
 }
 SCENARIOS = (
     ("1M x 100 B", 1_000_000, 100, None),
@@ -53,6 +82,35 @@ SCENARIOS = (
     ("100k x 1 KiB zstd", 100_000, 1024, "zstd"),
 )
 PARTITIONS = 4
+LINGER_MS = 5
+BATCH_BYTES = 256 * 1024
+#: Clients that only exist on some brokers.
+APACHE_ONLY = {"java"}
+
+
+def settings(broker_kind: str) -> dict[str, str]:
+    """Each client's settings, as printed under the tables."""
+    aio_idem = "on" if broker_kind != "tansu" else "off (InitProducerId fails on Tansu)"
+    return {
+        "kafka_async": (
+            f"acks=all, idempotence on, linger_ms={LINGER_MS}, max_batch_size=256 KiB, "
+            "buffer_memory=32 MiB"
+        ),
+        "confluent": (
+            f"acks=all, enable.idempotence=true, linger.ms={LINGER_MS}, batch.size=1 MB "
+            "(default), queue.buffering.max.messages=1,000,000; produce() tight loop, "
+            "poll(0) every 10,000, poll(0.01) on BufferError, flush() at the end"
+        ),
+        "aiokafka": (
+            f"acks=all, enable_idempotence {aio_idem}, linger_ms={LINGER_MS}, "
+            "max_batch_size=256 KiB; await send() per record, futures gathered every 10,000"
+        ),
+        "kafka_python": f"acks=all, linger_ms={LINGER_MS}, batch_size=256 KiB",
+        "java": (
+            f"acks=all, enable.idempotence=true, linger.ms={LINGER_MS}, batch.size=262144, "
+            "--throughput -1; CPU includes the JVM's start-up and JIT"
+        ),
+    }
 
 
 # -- child side: one client, one scenario ------------------------------------------------------
@@ -68,30 +126,56 @@ async def _run_kafka_async(args: argparse.Namespace, mode: str) -> None:
     import anyio
 
     from kafka_async import Producer
+    from kafka_async.errors import ProduceFailedError
 
     values = _payloads(args.n, args.size)
     nv = len(values)
     extra = json.loads(os.environ.get("KAFKA_ASYNC_BENCH_CONFIG", "{}"))
     async with Producer(
-        bootstrap_servers=args.bootstrap, compression_type=args.compression, acks="all", **extra
+        bootstrap_servers=args.bootstrap,
+        compression_type=args.compression,
+        acks="all",
+        linger_ms=LINGER_MS,
+        max_batch_size=BATCH_BYTES,
+        **extra,
     ) as producer:
         await producer.send(args.topic, b"warm-up")
         start = time.perf_counter()
         cpu0 = time.process_time()
+        failed = 0
+        topic = args.topic
         if mode == "enqueue":
+            # The loop a user writes: one call per record, and every record's outcome read
+            # (what a per-record delivery callback gives), settled ones every 10,000 records
+            # (as confluent-kafka's poll(0) below) and the rest after a flush.
             enqueue = producer.enqueue
-            topic = args.topic
+            pending: deque[Any] = deque()
             for i in range(args.n):
-                await enqueue(topic, values[i % nv])
+                pending.append(await enqueue(topic, values[i % nv]))
+                if i % 10_000 == 0:
+                    while pending and pending[0].done():
+                        if pending.popleft().exception() is not None:
+                            failed += 1
             await producer.flush()
+            for d in pending:
+                if d.exception() is not None:
+                    failed += 1
+        elif mode == "produce":
+            # No handle per record: failures are counted per batch and raised by flush.
+            produce = producer.produce
+            for i in range(args.n):
+                await produce(topic, values[i % nv])
+            try:
+                await producer.flush()
+            except ProduceFailedError as exc:
+                failed = exc.count
         elif mode == "bulk":
             # A pipeline handing over 10,000 records per call.
-            topic = args.topic
-            pending = []
+            bulks = []
             for first in range(0, args.n, 10_000):
                 chunk = [values[i % nv] for i in range(first, min(first + 10_000, args.n))]
-                pending.append(await producer.enqueue_many(topic, chunk))
-            for bulk in pending:
+                bulks.append(await producer.enqueue_many(topic, chunk))
+            for bulk in bulks:
                 await bulk
         else:
             per_task = args.n // 1000
@@ -99,13 +183,14 @@ async def _run_kafka_async(args: argparse.Namespace, mode: str) -> None:
 
             async def worker(w: int) -> None:
                 for i in range(per_task):
-                    await send(args.topic, values[(w * per_task + i) % nv])
+                    await send(topic, values[(w * per_task + i) % nv])
 
             async with anyio.create_task_group() as tg:
                 for w in range(1000):
                     tg.start_soon(worker, w)
         _STATE["elapsed"] = time.perf_counter() - start
         _STATE["cpu"] = time.process_time() - cpu0
+        _STATE["errors"] = failed
 
 
 async def _run_aiokafka(args: argparse.Namespace) -> None:
@@ -116,7 +201,12 @@ async def _run_aiokafka(args: argparse.Namespace) -> None:
     values = _payloads(args.n, args.size)
     nv = len(values)
     producer = AIOKafkaProducer(
-        bootstrap_servers=args.bootstrap, compression_type=args.compression, acks="all"
+        bootstrap_servers=args.bootstrap,
+        compression_type=args.compression,
+        acks="all",
+        enable_idempotence=args.idempotence,
+        linger_ms=LINGER_MS,
+        max_batch_size=BATCH_BYTES,
     )
     await producer.start()
     try:
@@ -137,7 +227,7 @@ async def _run_aiokafka(args: argparse.Namespace) -> None:
         await producer.stop()
 
 
-def _run_confluent(args: argparse.Namespace) -> None:
+def _run_confluent(args: argparse.Namespace, callback: bool) -> None:
     import confluent_kafka
 
     values = _payloads(args.n, args.size)
@@ -147,6 +237,7 @@ def _run_confluent(args: argparse.Namespace) -> None:
             "bootstrap.servers": args.bootstrap,
             "acks": "all",
             "enable.idempotence": True,
+            "linger.ms": LINGER_MS,
             "compression.type": args.compression or "none",
             "queue.buffering.max.messages": 1_000_000,
             "log_level": 3,
@@ -164,20 +255,32 @@ def _run_confluent(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     cpu0 = time.process_time()
     produce = producer.produce
+    poll = producer.poll
     topic = args.topic
-    for i in range(args.n):
-        while True:
-            try:
-                produce(topic, values[i % nv], on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        if i % 1000 == 0:
-            producer.poll(0)
-    producer.flush(120)
+    if callback:
+        for i in range(args.n):
+            while True:
+                try:
+                    produce(topic, values[i % nv], on_delivery=on_delivery)
+                    break
+                except BufferError:
+                    poll(0.01)
+            if i % 10_000 == 0:
+                poll(0)
+    else:
+        for i in range(args.n):
+            while True:
+                try:
+                    produce(topic, values[i % nv])
+                    break
+                except BufferError:
+                    poll(0.01)
+            if i % 10_000 == 0:
+                poll(0)
+    left = producer.flush(300)
     _STATE["elapsed"] = time.perf_counter() - start
     _STATE["cpu"] = time.process_time() - cpu0
-    _STATE["errors"] = errors
+    _STATE["errors"] = errors + left
 
 
 def _run_kafka_python(args: argparse.Namespace) -> None:
@@ -189,7 +292,11 @@ def _run_kafka_python(args: argparse.Namespace) -> None:
     values = _payloads(args.n, args.size)
     nv = len(values)
     producer = KafkaProducer(
-        bootstrap_servers=args.bootstrap, compression_type=args.compression, acks="all"
+        bootstrap_servers=args.bootstrap,
+        compression_type=args.compression,
+        acks="all",
+        linger_ms=LINGER_MS,
+        batch_size=BATCH_BYTES,
     )
     producer.send(args.topic, b"warm-up").get(30)
     start = time.perf_counter()
@@ -203,24 +310,77 @@ def _run_kafka_python(args: argparse.Namespace) -> None:
     producer.close(10)
 
 
+#: ProducerPerformance's summary line: "N records sent, R records/sec (M MB/sec), ...".
+_JAVA_SUMMARY = re.compile(r"(\d+) records sent, ([\d.]+) records/sec")
+
+
+def _run_java(args: argparse.Namespace) -> None:
+    """ProducerPerformance in a JVM of its own; this child reports the JVM's CPU and RSS."""
+    from kafka_async.testing.apache import ensure_distribution
+
+    dist = ensure_distribution()
+    props = [
+        f"bootstrap.servers={args.bootstrap}",
+        "acks=all",
+        "enable.idempotence=true",
+        f"linger.ms={LINGER_MS}",
+        f"batch.size={BATCH_BYTES}",
+        f"compression.type={args.compression or 'none'}",
+    ]
+    cmd = dist.java_command(
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        args.topic,
+        "--num-records",
+        str(args.n),
+        "--record-size",
+        str(args.size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        *props,
+        jvm=["-Xmx512m"],
+    )
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    wall = time.perf_counter() - start
+    found = _JAVA_SUMMARY.findall(proc.stdout)
+    if proc.returncode != 0 or not found:
+        raise SystemExit(f"ProducerPerformance failed: {proc.stdout[-1000:]}{proc.stderr[-1000:]}")
+    sent, rate = int(found[-1][0]), float(found[-1][1])
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Its own rate (first send to last ack), so JVM start-up is not in the throughput; the
+    # CPU is the whole JVM's (start-up and JIT included): an upper bound.
+    _STATE["elapsed"] = sent / rate if rate else wall
+    _STATE["cpu"] = usage.ru_utime + usage.ru_stime
+    _STATE["rss_kib"] = usage.ru_maxrss
+    _STATE["errors"] = args.n - sent
+
+
 _STATE: dict[str, Any] = {}
 
 
 def _child(args: argparse.Namespace) -> None:
     client = args.child
-    if client in ("kafka_async", "kafka_async_send", "kafka_async_bulk"):
+    if client in ("kafka_async", "kafka_async_send", "kafka_async_bulk", "kafka_async_produce"):
         import anyio
 
-        mode = {"kafka_async": "enqueue", "kafka_async_send": "send"}.get(client, "bulk")
+        mode = {
+            "kafka_async": "enqueue",
+            "kafka_async_send": "send",
+            "kafka_async_produce": "produce",
+        }.get(client, "bulk")
         anyio.run(_run_kafka_async, args, mode)
     elif client == "aiokafka":
         import asyncio
 
         asyncio.run(_run_aiokafka(args))
-    elif client == "confluent":
-        _run_confluent(args)
+    elif client in ("confluent", "confluent_nocb"):
+        _run_confluent(args, callback=client == "confluent")
     elif client == "kafka_python":
         _run_kafka_python(args)
+    elif client == "java":
+        _run_java(args)
     else:
         raise SystemExit(f"unknown client {client}")
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -229,7 +389,7 @@ def _child(args: argparse.Namespace) -> None:
             {
                 "elapsed": _STATE["elapsed"],
                 "cpu": _STATE["cpu"],
-                "rss_kib": usage.ru_maxrss,
+                "rss_kib": _STATE.get("rss_kib", usage.ru_maxrss),
                 "errors": _STATE.get("errors", 0),
             }
         )
@@ -396,7 +556,9 @@ def measure_latency(
     return {
         "count": len(lat),
         "p50": _percentile(lat, 0.5),
+        "p90": _percentile(lat, 0.9),
         "p99": _percentile(lat, 0.99),
+        "p99.9": _percentile(lat, 0.999),
         "max": max(lat) if lat else float("nan"),
         "ack_p50": _percentile(ack, 0.5),
         "ack_p99": _percentile(ack, 0.99),
@@ -407,11 +569,15 @@ def measure_latency(
 
 
 def _run_child(
-    client: str, bootstrap: str, topic: str, n: int, size: int, compression: str | None
+    client: str,
+    bootstrap: str,
+    topic: str,
+    n: int,
+    size: int,
+    compression: str | None,
+    idempotence: bool,
 ) -> dict[str, Any]:
-    cmd = [
-        sys.executable,
-        "-m",
+    cmd = _common.python_child(
         "benchmarks.producer",
         "--child",
         client,
@@ -423,29 +589,237 @@ def _run_child(
         str(n),
         "--size",
         str(size),
-    ]
+    )
     if compression:
         cmd += ["--compression", compression]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{client} failed: {proc.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    if idempotence:
+        cmd.append("--idempotence")
+    return _common.run_json_child(cmd, timeout=1800)
 
 
-def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    if markdown:
-        lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"]
-        lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        lines += [
-            "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"
-            for r in rows
-        ]
+def _throughput(
+    args: argparse.Namespace, broker: _common.Broker, clients: list[str], make_topic: Any
+) -> None:
+    if args.scenarios == "all":
+        scenarios = list(SCENARIOS)
+    elif args.scenarios == "none":
+        scenarios = []
     else:
-        lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
+        scenarios = [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
+    for title, count, size, compression in scenarios:
+        n = max(1000, int(count * args.scale))
+        runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
+        loads = []
+        for _ in range(args.rounds):
+            loads.append(_common.load_average())
+            for client in clients:
+                try:
+                    runs[client].append(
+                        _run_child(
+                            client,
+                            broker.bootstrap,
+                            make_topic(),
+                            n,
+                            size,
+                            compression,
+                            broker.kind != "tansu",
+                        )
+                    )
+                except Exception as exc:  # one failing peer must not hide the others
+                    print(f"  {LABELS[client]}: failed: {exc}", file=sys.stderr)
+        rates = {c: [n / r["elapsed"] for r in rs] for c, rs in runs.items() if rs}
+        cpus = {c: [r["cpu"] / n * 1e6 for r in rs] for c, rs in runs.items() if rs}
+        ours = rates.get("kafka_async")
+        rows = []
+        for client in rates:
+            r = rates[client]
+            rss = _common.median([x["rss_kib"] / 1024 for x in runs[client]])
+            errors = sum(x["errors"] for x in runs[client])
+            rows.append(
+                [
+                    LABELS[client],
+                    _common.spread(r),
+                    f"{_common.median(r) * size / 1e6:,.1f}",
+                    _common.spread(cpus[client], "{:.2f}"),
+                    f"{rss:,.0f}",
+                    "-"
+                    if ours is None or client == "kafka_async"
+                    else f"{_common.median(ours) / _common.median(r):.2f}x",
+                    str(errors),
+                ]
+            )
+        print(
+            f"### {title} ({n:,} records, {PARTITIONS} partitions, {len(loads)} rounds, "
+            f"load average {'/'.join(loads)}; {broker.description})\n"
+        )
+        print(
+            _common.table(
+                [
+                    "client",
+                    "records/s median (range)",
+                    "MB/s",
+                    "CPU us/record median (range)",
+                    "peak RSS MiB",
+                    "enqueue / client (records/s)",
+                    "failed",
+                ],
+                rows,
+                args.markdown,
+            )
+        )
+        print(flush=True)
+        if count == SCENARIOS[0][1] and size == SCENARIOS[0][2]:
+            _print_targets(rates, cpus)
+    _print_settings(broker.kind, clients)
+
+
+def _print_targets(rates: dict[str, list[float]], cpus: dict[str, list[float]]) -> None:
+    """Issue 17's producer targets: the ratio of the medians, and its range over rounds
+    (round i of one client against round i of the other: rounds are interleaved)."""
+
+    def ratios(a: str, b: str, figure: dict[str, list[float]]) -> tuple[float, list[float]]:
+        return (
+            _common.median(figure[a]) / _common.median(figure[b]),
+            [x / y for x, y in zip(figure[a], figure[b], strict=False)],
+        )
+
+    lines = []
+    checks = (
+        ("kafka_async", "confluent", ">= 1.0x confluent-kafka (on_delivery), records/s", 1.0),
+        ("kafka_async", "aiokafka", ">= 5x aiokafka send, records/s", 5.0),
+        ("kafka_async_bulk", "confluent", "vs confluent-kafka (on_delivery), records/s", 1.0),
+    )
+    for a, b, what, goal in checks:
+        if a in rates and b in rates:
+            med, per = ratios(a, b, rates)
+            lines.append(
+                f"- enqueue{'' if a == 'kafka_async' else '_many'} {what}: {med:.2f}x "
+                f"(rounds {min(per):.2f}-{max(per):.2f}x) "
+                f"{'met' if med >= goal else 'NOT met'}"
+            )
+    if "kafka_async" in cpus and "confluent" in cpus:
+        ours, theirs = _common.median(cpus["kafka_async"]), _common.median(cpus["confluent"])
+        lines.append(
+            f"- enqueue CPU per record <= confluent-kafka (on_delivery): {ours:.2f} vs "
+            f"{theirs:.2f} us {'met' if ours <= theirs else 'NOT met'}"
+        )
+    if "kafka_async_send" in cpus:
+        cpu = cpus["kafka_async_send"]
+        lines.append(
+            f"- send x1000 <= 3 CPU-us per record: {_common.median(cpu):.2f} us "
+            f"(rounds {min(cpu):.2f}-{max(cpu):.2f}) "
+            f"{'met' if _common.median(cpu) <= 3.0 else 'NOT met'}"
+        )
+    if "kafka_async_produce" in rates and "confluent_nocb" in rates:
+        med, per = ratios("kafka_async_produce", "confluent_nocb", rates)
+        lines.append(
+            f"- (stretch) produce (no handle) >= 1.0x confluent-kafka without callback, "
+            f"records/s: {med:.2f}x (rounds {min(per):.2f}-{max(per):.2f}x) "
+            f"{'met' if med >= 1.0 else 'NOT met'}"
+        )
+    if "kafka_async_produce" in cpus and "confluent_nocb" in cpus:
+        ours = _common.median(cpus["kafka_async_produce"])
+        theirs = _common.median(cpus["confluent_nocb"])
+        lines.append(
+            f"- (stretch) produce CPU per record vs confluent-kafka without callback: "
+            f"{ours:.2f} vs {theirs:.2f} us"
+        )
+    if lines:
+        print("Targets (issue 17):")
+        print("\n".join(lines))
+        print(flush=True)
+
+
+def _print_settings(broker_kind: str, clients: list[str]) -> None:
+    conf = settings(broker_kind)
+    print("Settings:")
+    for client in ("kafka_async", "confluent", "aiokafka", "kafka_python", "java"):
+        if any(c.startswith(client) for c in clients):
+            print(f"- {client}: {conf[client]}")
+    print(flush=True)
+
+
+def _latency(args: argparse.Namespace, broker: _common.Broker, make_topic: Any) -> None:
+    n = max(2000, int(50_000 * args.scale))
+    rows = []
+    for client in ("kafka_async", "confluent"):
+        for _ in range(args.latency_rounds):
+            try:
+                lat = measure_latency(broker.bootstrap, client, n, make_topic)
+            except Exception as exc:
+                print(f"  latency {client}: failed: {exc}", file=sys.stderr)
+                continue
+            rows.append(
+                [
+                    LABELS[client].split(",")[0]
+                    if client == "confluent"
+                    else "kafka_async enqueue",
+                    _common.load_average(),
+                    f"{lat['count']:,}",
+                    *(f"{lat[k]:.2f}" for k in ("p50", "p90", "p99", "p99.9")),
+                    f"{lat['max']:.1f}",
+                    "-" if math.isnan(lat["ack_p50"]) else f"{lat['ack_p50']:.2f}",
+                    "-" if math.isnan(lat["ack_p99"]) else f"{lat['ack_p99']:.2f}",
+                ]
+            )
+    print(
+        f"### end-to-end latency at 10,000 records/s, default settings ({n:,} records; "
+        f"{broker.description})\n"
+    )
+    print(
+        _common.table(
+            [
+                "producer",
+                "load",
+                "received",
+                "p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "p99.9 ms",
+                "max ms",
+                "ack p50 ms",
+                "ack p99 ms",
+            ],
+            rows,
+            args.markdown,
+        )
+    )
+    print(
+        "\nDefault settings: kafka_async acks=all, idempotence on, linger_ms=5; confluent-kafka "
+        "acks=all, enable.idempotence=true, linger.ms=5 (its default). Receive time is read by "
+        "a confluent-kafka consumer in another process (fetch.wait.max.ms=5).\n",
+        flush=True,
+    )
+
+
+def _memory(args: argparse.Namespace, broker: _common.Broker, make_topic: Any) -> None:
+    """Peak RSS of kafka_async enqueue at 1M and 10M records: bounded by buffer_memory."""
+    rows = []
+    for n in (1_000_000, 10_000_000):
+        n = max(1000, int(n * args.scale))
+        try:
+            r = _run_child("kafka_async", broker.bootstrap, make_topic(), n, 100, None, False)
+        except Exception as exc:
+            print(f"  memory {n:,}: failed: {exc}", file=sys.stderr)
+            continue
+        rows.append(
+            [
+                f"{n:,}",
+                f"{n / r['elapsed']:,.0f}",
+                f"{r['cpu'] / n * 1e6:.2f}",
+                f"{r['rss_kib'] / 1024:,.0f}",
+                str(r["errors"]),
+            ]
+        )
+    print("### memory: kafka_async enqueue, 100 B records, buffer_memory=32 MiB\n")
+    print(
+        _common.table(
+            ["records", "records/s", "CPU us/record", "peak RSS MiB", "failed"],
+            rows,
+            args.markdown,
+        )
+    )
+    print(flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -453,8 +827,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.producer")
     parser.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1")))
     parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "3")))
+    parser.add_argument("--latency-rounds", type=int, default=1)
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--memory", action="store_true", help="also peak RSS at 1M and 10M")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--broker", choices=_common.BROKERS, default=None)
     parser.add_argument(
         "--scenarios", default="all", help="comma-separated indexes (0,1,2), all or none"
     )
@@ -466,6 +844,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=0)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--compression")
+    parser.add_argument("--idempotence", action="store_true")
     args = parser.parse_args(argv if argv is not None else [])
     if args.child:
         _child(args)
@@ -476,110 +855,24 @@ def main(argv: list[str] | None = None) -> None:
 
     from kafka_async.testing.topics import create_topic
 
-    clients = [c for c in args.clients.split(",") if c]
-    if args.scenarios == "all":
-        scenarios = list(SCENARIOS)
-    elif args.scenarios == "none":
-        scenarios = []
-    else:
-        scenarios = [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
-    broker = None
-    bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
-    if not bootstrap:
-        from kafka_async.testing import EmbeddedBroker
+    with _common.broker(args.broker) as broker:
+        clients = [c for c in args.clients.split(",") if c]
+        for c in clients:
+            if c not in CLIENTS:
+                raise SystemExit(f"unknown client {c!r}; choose from {', '.join(CLIENTS)}")
+        if broker.kind != "apache":
+            clients = [c for c in clients if c not in APACHE_ONLY]
 
-        broker = EmbeddedBroker()
-        broker.start()
-        bootstrap = broker.bootstrap_servers
+        def make_topic() -> str:
+            name = f"bench-{uuid.uuid4().hex[:8]}"
+            create_topic(broker.bootstrap, name, PARTITIONS)
+            return name
 
-    def make_topic() -> str:
-        name = f"bench-{uuid.uuid4().hex[:8]}"
-        create_topic(bootstrap, name, PARTITIONS)
-        return name
-
-    try:
-        for title, count, size, compression in scenarios:
-            n = max(1000, int(count * args.scale))
-            results: dict[str, dict[str, Any]] = {}
-            for client in clients:
-                try:
-                    results[client] = _run_child(
-                        client, bootstrap, make_topic(), n, size, compression
-                    )
-                except Exception as exc:  # one failing peer must not hide the others
-                    print(f"  {LABELS[client]}: failed: {exc}", file=sys.stderr)
-            rows = []
-            ours = results.get("kafka_async")
-            for client, r in results.items():
-                rate = n / r["elapsed"]
-                row = [
-                    LABELS[client],
-                    f"{rate:,.0f}",
-                    f"{rate * size / 1e6:,.1f}",
-                    f"{r['cpu'] / n * 1e6:,.1f}",
-                    f"{r['rss_kib'] / 1024:,.0f}",
-                ]
-                if ours is not None and client not in ("kafka_async",):
-                    row.append(f"{r['elapsed'] / ours['elapsed']:.2f}x")
-                else:
-                    row.append("-")
-                rows.append(row)
-            print(f"### {title} ({n:,} records, {PARTITIONS} partitions, acks=all)\n")
-            print(
-                _table(
-                    [
-                        "client",
-                        "records/s",
-                        "MB/s",
-                        "CPU us/record",
-                        "peak RSS MiB",
-                        "kafka_async enqueue speed-up",
-                    ],
-                    rows,
-                    args.markdown,
-                )
-            )
-            print(flush=True)
+        _throughput(args, broker, clients, make_topic)
+        if args.memory:
+            _memory(args, broker, make_topic)
         if not args.no_latency:
-            n = max(2000, int(50_000 * args.scale))
-            rows = []
-            for client in ("kafka_async", "confluent"):
-                try:
-                    lat = measure_latency(bootstrap, client, n, make_topic)
-                except Exception as exc:
-                    print(f"  latency {client}: failed: {exc}", file=sys.stderr)
-                    continue
-                rows.append(
-                    [
-                        LABELS[client],
-                        f"{lat['count']:,}",
-                        f"{lat['p50']:.2f}",
-                        f"{lat['p99']:.2f}",
-                        f"{lat['max']:.1f}",
-                        "-" if math.isnan(lat["ack_p50"]) else f"{lat['ack_p50']:.2f}",
-                        "-" if math.isnan(lat["ack_p99"]) else f"{lat['ack_p99']:.2f}",
-                    ]
-                )
-            print(f"### end-to-end latency at 10,000 records/s, default linger ({n:,} records)\n")
-            print(
-                _table(
-                    [
-                        "producer",
-                        "received",
-                        "p50 ms",
-                        "p99 ms",
-                        "max ms",
-                        "ack p50 ms",
-                        "ack p99 ms",
-                    ],
-                    rows,
-                    args.markdown,
-                )
-            )
-            print(flush=True)
-    finally:
-        if broker is not None:
-            broker.stop()
+            _latency(args, broker, make_topic)
 
 
 if __name__ == "__main__":

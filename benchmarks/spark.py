@@ -1,43 +1,395 @@
-"""Spark data source read throughput beside the plain Consumer, in the same run.
+"""Our Spark data source beside Spark's own Kafka connector, on the same broker and data.
 
-``python -m benchmarks.spark`` starts an embedded broker (or uses
+``python -m benchmarks.spark`` (or ``python -m benchmarks spark``) starts a broker (see
+``benchmarks/_common.py``: ``--broker tansu`` by default, ``--broker apache``, or
 ``$KAFKA_BOOTSTRAP_SERVERS``), writes 1,000,000 records of 100 bytes to a 4-partition topic
-with our producer, then measures:
+with our producer, reads them once with the plain ``Consumer`` (the ceiling a Spark task
+running that consumer can approach), and then, for each source in a fresh process with its
+own SparkSession (``--rounds`` times, interleaved):
 
-* the plain ``Consumer`` (assign + ``getmany``) reading every record: the ceiling the Spark
-  tasks, which run the same consumer, can approach;
-* a Spark batch read of the whole topic into ``count()`` and into ``toArrow()`` (local mode,
-  one task per Kafka partition), each run twice: the first run includes starting Spark's
-  Python workers, the second is warm.
+* ``format("kafka_async")``: our data source (Python Data Source API, Python workers);
+* ``format("kafka")``: Spark's connector, ``spark-sql-kafka-0-10`` for the installed Spark
+  and Scala versions, fetched from Maven Central by Spark itself (``spark.jars.packages``);
+* ``format("bench_no_kafka")``: a Python data source with the same columns that reads no
+  Kafka at all (prebuilt Arrow batches, see :func:`register_no_kafka`): the ceiling of any
+  Python data source here, which tells how much of a gap is Spark's Python machinery.
 
-Options: ``--records N``, ``--partitions P``, ``--master local[2]``. Figures, not pass/fail.
+Each process measures, on the whole topic:
+
+* a batch read into ``count()``, twice (the first run starts Python workers or loads the
+  connector's classes; the second is warm);
+* a batch read collected to the driver with ``toArrow()``, twice;
+* a streaming read from the earliest offsets with ``maxOffsetsPerTrigger`` (200,000 by
+  default) and ``Trigger.AvailableNow`` into the ``noop`` sink, timed from ``start()`` until
+  the query stops by itself with every record read; twice (each query starts its own
+  Python process on the driver for a Python source).
+
+On Tansu, Spark's connector reads short (the broker's ListOffsets answer cuts the last batch
+of each partition, which our source probes for): its row then shows the error instead.
+
+Spark's settings are the same for both: ``--master local[2]``, driver (= executor) memory
+Spark's default unless ``--driver-memory`` is given, no UI, options ``subscribe`` and
+``kafka.bootstrap.servers`` only (plus the streaming ones above).
+
+Spark resolves the connector with Ivy. The benchmark writes an Ivy settings file that names
+Maven Central as the one repository, with the Ivy home (its cache and the retrieved jars) in
+``~/.cache/kafka-async/ivy`` (``$BENCH_IVY_DIR`` overrides): the first run downloads about
+60 MB, later runs reuse the cache. When Maven Central has no connector for the installed
+Spark version (PyPI can be ahead of it), the newest connector release of the same major
+version below it is used, and the table says so. ``--connector-version`` picks one.
+
+Options: ``--records N``, ``--partitions P``, ``--max-offsets N``, ``--rounds N`` (default
+2), ``--sources kafka_async,spark,ceiling``, ``--driver-memory``, ``--markdown``. Figures,
+not pass/fail.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import importlib
+import json
 import os
+import re
 import sys
+import tempfile
 import time
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
 
 import anyio
 
+from benchmarks import _common
 from kafka_async import Consumer, Producer, TopicPartition
 
+SOURCES = ("kafka_async", "spark", "ceiling")
+LABELS = {
+    "kafka_async": "kafka_async data source",
+    "spark": "Spark's Kafka connector",
+    "ceiling": "Python data source without Kafka",
+}
+FORMATS = {"kafka_async": "kafka_async", "spark": "kafka", "ceiling": "bench_no_kafka"}
+RECORDS = 1_000_000
+PARTITIONS = 4
+MAX_OFFSETS = 200_000
+#: Deadline for one child process (a SparkSession and all its reads).
+CHILD_TIMEOUT_S = 1200.0
+#: Deadline for the streaming query to read everything.
+STREAM_TIMEOUT_S = 600.0
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+CONNECTOR = "spark-sql-kafka-0-10"
 
-@contextlib.contextmanager
-def _bootstrap() -> Iterator[str]:
-    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    if given:
-        yield given
-        return
-    from kafka_async.testing import EmbeddedBroker
 
-    with EmbeddedBroker() as broker:
-        yield broker.bootstrap_servers
+# -- Spark's connector: which version, and Ivy set up to fetch it -------------------------------
+
+
+def spark_versions() -> tuple[str, str]:
+    """The installed Spark version and its Scala binary version (from pyspark's jars)."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    for jar in jars.glob("spark-core_*.jar"):
+        match = re.match(r"spark-core_(\d+\.\d+)-", jar.name)
+        if match:
+            return pyspark.__version__, match.group(1)
+    return pyspark.__version__, "2.13"
+
+
+def ivy_home() -> Path:
+    """Where Ivy keeps its cache and the jars Spark adds (``$BENCH_IVY_DIR`` overrides)."""
+    given = os.environ.get("BENCH_IVY_DIR")
+    return Path(given) if given else Path.home() / ".cache" / "kafka-async" / "ivy"
+
+
+def ivy_settings(home: Path) -> Path:
+    """Write (once) an Ivy settings file that resolves from Maven Central only.
+
+    Spark's built-in chain also tries the local Maven and Ivy repositories and the
+    spark-packages repository; naming one repository keeps resolution to what is reachable
+    from a machine that can only reach Maven Central.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "ivysettings.xml"
+    text = (
+        "<ivysettings>\n"
+        '  <settings defaultResolver="maven-central"/>\n'
+        f'  <caches defaultCacheDir="{home / "cache"}"/>\n'
+        "  <resolvers>\n"
+        f'    <ibiblio name="maven-central" m2compatible="true" root="{MAVEN_CENTRAL}/"/>\n'
+        "  </resolvers>\n"
+        "</ivysettings>\n"
+    )
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+def _release_key(version: str) -> tuple[int, ...] | None:
+    """``(4, 2, 0)`` for a release version, None for previews, RCs and snapshots."""
+    if not re.fullmatch(r"\d+(\.\d+)*", version):
+        return None
+    return tuple(int(p) for p in version.split("."))
+
+
+def _cached_versions(home: Path, artifact: str) -> list[str]:
+    folder = home / "cache" / "org.apache.spark" / artifact
+    return [p.name[len("ivy-") : -len(".xml")] for p in folder.glob("ivy-*.xml")]
+
+
+def _published_versions(artifact: str) -> list[str]:
+    url = f"{MAVEN_CENTRAL}/org/apache/spark/{artifact}/maven-metadata.xml"
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        body = answer.read().decode()
+    return re.findall(r"<version>([^<]+)</version>", body)
+
+
+def connector_version(spark_version: str, scala: str, home: Path) -> tuple[str, str]:
+    """The connector version to use and a note when it is not the installed Spark's.
+
+    The installed version when Maven Central (or the Ivy cache) has it; otherwise the newest
+    release with the same major version below it.
+    """
+    artifact = f"{CONNECTOR}_{scala}"
+    cached = _cached_versions(home, artifact)
+    if spark_version in cached:
+        return spark_version, ""
+    try:
+        published = _published_versions(artifact)
+    except OSError as exc:
+        if not cached:
+            raise RuntimeError(
+                f"cannot list {artifact} versions on Maven Central and none is cached: {exc}"
+            ) from exc
+        published = cached
+    if spark_version in published:
+        return spark_version, ""
+    want = _release_key(spark_version)
+    candidates = [
+        (key, v)
+        for v in published
+        if (key := _release_key(v)) is not None and want is not None and key[0] == want[0]
+        if key < want
+    ]
+    if not candidates:
+        raise RuntimeError(f"Maven Central has no {artifact} release for Spark {spark_version}")
+    chosen = max(candidates)[1]
+    return chosen, f"Maven Central has no {artifact} {spark_version}; using {chosen}"
+
+
+# -- child side: one source, one SparkSession ---------------------------------------------------
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(args.master)
+        .appName(f"kafka_async-bench-{args.child}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    if args.driver_memory:
+        builder = builder.config("spark.driver.memory", args.driver_memory)
+    if args.child == "spark":
+        home = ivy_home()
+        builder = (
+            builder.config("spark.jars.packages", args.package)
+            .config("spark.jars.ivy", str(home))
+            .config("spark.jars.ivySettings", str(ivy_settings(home)))
+        )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if args.child == "kafka_async":
+        from kafka_async.spark import register
+
+        register(spark)
+    elif args.child == "ceiling":
+        register_no_kafka(spark)
+    return spark
+
+
+def register_no_kafka(spark: Any, chunk: int = 20_000) -> None:
+    """Register ``bench_no_kafka``: a Python data source with our columns and no Kafka.
+
+    Each task yields one prebuilt Arrow batch of ``chunk`` rows (100-byte values, as the
+    topic holds) again and again, so its Python work is next to nothing: what it measures is
+    Spark's own cost of a Python data source (Python workers, Arrow from Python to the JVM,
+    and for streams the Python process that plans micro-batches), the most any Python data
+    source can reach here. Options: ``records``, ``partitions`` (tasks per batch read and per
+    micro-batch) and, streaming, ``maxOffsetsPerTrigger``. Offsets are ``{"rows": n}``.
+
+    The classes are made here, inside a function, so cloudpickle ships them to the Python
+    workers by value and the workers need not import this module.
+    """
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceReader,
+        DataSourceStreamReader,
+        InputPartition,
+    )
+    from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
+
+    from kafka_async.spark.rows import spark_schema
+
+    def batches(rows: int) -> Iterator[Any]:
+        pa = importlib.import_module("pyarrow")
+        from kafka_async.spark.rows import arrow_schema
+
+        size = min(chunk, rows)
+        value = b"x" * 100
+        batch = pa.RecordBatch.from_arrays(
+            [
+                pa.nulls(size, pa.binary()),
+                pa.array([value] * size, pa.binary()),
+                pa.repeat(pa.scalar("t", pa.string()), size),
+                pa.repeat(pa.scalar(0, pa.int32()), size),
+                pa.array(range(size), pa.int64()),
+                pa.array([1_700_000_000_000_000] * size, pa.timestamp("us", tz="UTC")),
+                pa.repeat(pa.scalar(0, pa.int32()), size),
+            ],
+            schema=arrow_schema(False),
+        )
+        left = rows
+        while left > 0:
+            yield batch if left >= size else batch.slice(0, left)
+            left -= size
+
+    def split(rows: int, tasks: int) -> list[Any]:
+        cuts = [rows * i // tasks for i in range(tasks + 1)]
+        return [InputPartition(cuts[i + 1] - cuts[i]) for i in range(tasks)]
+
+    class Batch(DataSourceReader):  # type: ignore[misc,unused-ignore]
+        def __init__(self, options: Mapping[str, str]) -> None:
+            self.records = int(options["records"])
+            self.tasks = int(options["partitions"])
+
+        def partitions(self) -> list[Any]:
+            return split(self.records, self.tasks)
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            return batches(partition.value)
+
+    class Stream(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc,unused-ignore]
+        def __init__(self, options: Mapping[str, str]) -> None:
+            self.records = int(options["records"])
+            self.tasks = int(options["partitions"])
+            self.limit = int(options["maxOffsetsPerTrigger"])
+
+        def initialOffset(self) -> dict[str, int]:
+            return {"rows": 0}
+
+        def getDefaultReadLimit(self) -> Any:
+            return ReadMaxRows(self.limit)
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            return None
+
+        def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+            return {"rows": min(self.records, start["rows"] + limit.max_rows)}
+
+        def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[Any]:
+            rows = end["rows"] - start["rows"]
+            return split(rows, self.tasks) if rows else []
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            return batches(partition.value)
+
+        def commit(self, end: dict[str, int]) -> None:
+            return None
+
+    class NoKafka(DataSource):  # type: ignore[misc,unused-ignore]
+        @classmethod
+        def name(cls) -> str:
+            return FORMATS["ceiling"]
+
+        def schema(self) -> Any:
+            return spark_schema(False)
+
+        def reader(self, schema: Any) -> Batch:
+            return Batch(self.options)
+
+        def streamReader(self, schema: Any) -> Stream:
+            return Stream(self.options)
+
+    spark.dataSource.register(NoKafka)
+
+
+def _load(spark: Any, args: argparse.Namespace, streaming: bool) -> Any:
+    fmt = FORMATS[args.child]
+    reader = (spark.readStream if streaming else spark.read).format(fmt)
+    if args.child == "ceiling":
+        reader = reader.option("records", str(args.n)).option("partitions", str(args.partitions))
+    else:
+        reader = reader.option("kafka.bootstrap.servers", args.bootstrap).option(
+            "subscribe", args.topic
+        )
+    if streaming:
+        reader = reader.option("startingOffsets", "earliest").option(
+            "maxOffsetsPerTrigger", str(args.max_offsets)
+        )
+    return reader.load()
+
+
+def _child(args: argparse.Namespace) -> None:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    started = time.perf_counter()
+    spark = _session(args)
+    out: dict[str, Any] = {"session_s": time.perf_counter() - started}
+    try:
+        df = _load(spark, args, streaming=False)
+        for label in ("first", "warm"):
+            start = time.perf_counter()
+            count = df.count()
+            out[f"count_{label}"] = time.perf_counter() - start
+            if count != args.n:
+                raise RuntimeError(f"count() gave {count:,}, wrote {args.n:,}")
+        for label in ("first", "warm"):
+            start = time.perf_counter()
+            rows = df.toArrow().num_rows
+            out[f"arrow_{label}"] = time.perf_counter() - start
+            if rows != args.n:
+                raise RuntimeError(f"toArrow() gave {rows:,} rows, wrote {args.n:,}")
+        for label in ("first", "warm"):
+            elapsed, batches = _stream(spark, args)
+            out[f"stream_{label}"] = elapsed
+            out["stream_batches"] = batches
+    finally:
+        spark.stop()
+    print(json.dumps(out), flush=True)
+
+
+def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int]:
+    """Seconds from start() until an AvailableNow query read every record, and its batches."""
+    with tempfile.TemporaryDirectory(prefix="bench-spark-ckpt-") as checkpoint:
+        stream = _load(spark, args, streaming=True)
+        start = time.perf_counter()
+        query = (
+            stream.writeStream.format("noop")
+            .trigger(availableNow=True)
+            .option("checkpointLocation", checkpoint)
+            .start()
+        )
+        try:
+            done = query.awaitTermination(STREAM_TIMEOUT_S)
+            elapsed = time.perf_counter() - start
+            if not done:
+                raise RuntimeError(f"the streaming query did not finish in {STREAM_TIMEOUT_S} s")
+            progress = query.recentProgress
+        finally:
+            query.stop()
+    rows = sum(p["numInputRows"] for p in progress)
+    batches = sum(1 for p in progress if p["numInputRows"])
+    if rows != args.n:
+        raise RuntimeError(f"the streaming query read {rows:,} records, wrote {args.n:,}")
+    return elapsed, batches
+
+
+# -- parent side ---------------------------------------------------------------------------------
 
 
 async def _fill(bootstrap: str, topic: str, records: int, partitions: int) -> None:
@@ -61,87 +413,184 @@ async def _consume(bootstrap: str, topic: str, records: int, partitions: int) ->
             consumer.seek(tp, 0)
         start = time.perf_counter()
         seen = 0
-        reseeks = 0
         with anyio.fail_after(600):
             while seen < records:
                 batch = await consumer.getmany(timeout_ms=500, max_records=20_000)
                 seen += sum(len(v) for v in batch.values())
-                if not batch:
-                    # The same recovery the Spark reader uses when a poll comes back empty
-                    # with data known to be there (a consumer fetch stall seen on Tansu).
-                    reseeks += 1
-                    for tp in tps:
-                        consumer.seek(tp, await consumer.position(tp))
-        if reseeks:
-            print(f"(plain consumer: {reseeks} empty polls recovered by a seek)")
         return time.perf_counter() - start
 
 
-def _row(name: str, records: int, seconds: float) -> str:
-    return f"| {name:<34} | {records:>10,} | {seconds:>8.2f} | {records / seconds:>12,.0f} |"
+def _run_child(source: str, args: argparse.Namespace, bootstrap: str, topic: str) -> Any:
+    cmd = _common.python_child(
+        "benchmarks.spark",
+        "--child",
+        source,
+        "--bootstrap",
+        bootstrap,
+        "--topic",
+        topic,
+        "--records",
+        str(args.records),
+        "--master",
+        args.master,
+        "--max-offsets",
+        str(args.max_offsets),
+        "--partitions",
+        str(args.partitions),
+        "--package",
+        args.package,
+        *(["--driver-memory", args.driver_memory] if args.driver_memory else []),
+    )
+    return _common.run_json_child(cmd, timeout=CHILD_TIMEOUT_S)
+
+
+MEASURES = (
+    ("count_first", "batch count(), first run"),
+    ("count_warm", "batch count(), warm"),
+    ("arrow_first", "batch toArrow(), first run"),
+    ("arrow_warm", "batch toArrow(), warm"),
+    ("stream_first", "stream to noop, first query"),
+    ("stream_warm", "stream to noop, second query"),
+)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The last line of a child's error that says what went wrong."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if "Exception" in line or "Error" in line:
+            return line[:300]
+    return (lines[-1] if lines else repr(exc))[:300]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Spark data source read benchmark")
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--partitions", type=int, default=4)
+    """Run the Spark benchmark and print its table (``argv`` as on the command line)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", choices=SOURCES)
+    parser.add_argument("--bootstrap")
+    parser.add_argument("--topic")
+    parser.add_argument("--package", default="")
+    parser.add_argument("--records", type=int, default=RECORDS)
+    parser.add_argument("--partitions", type=int, default=PARTITIONS)
     parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args(argv if argv is not None else [])
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    from kafka_async.spark import register
-
+    parser.add_argument("--driver-memory", default=None)
+    parser.add_argument("--max-offsets", type=int, default=MAX_OFFSETS)
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "2")))
+    parser.add_argument("--sources", default=",".join(SOURCES))
+    parser.add_argument("--connector-version", default=None)
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--broker", choices=_common.BROKERS, default=None)
+    # ``python -m benchmarks`` calls main() with no arguments: defaults, not its own argv.
+    args = parser.parse_args([] if argv is None else argv)
+    if args.child:
+        args.n = args.records
+        _child(args)
+        return
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    for s in sources:
+        if s not in SOURCES:
+            raise SystemExit(f"unknown source {s!r}; choose from {', '.join(SOURCES)}")
+    spark_version, scala = spark_versions()
+    note = ""
+    if "spark" in sources:
+        if args.connector_version:
+            version = args.connector_version
+        else:
+            try:
+                version, note = connector_version(spark_version, scala, ivy_home())
+            except RuntimeError as exc:
+                print(f"Spark's connector: {exc}", file=sys.stderr)
+                sources.remove("spark")
+                version = spark_version
+        args.package = f"org.apache.spark:{CONNECTOR}_{scala}:{version}"
     n, parts = args.records, args.partitions
-    topic = f"bench-spark-{uuid.uuid4().hex[:8]}"
-    with _bootstrap() as bootstrap:
+    with _common.broker(args.broker) as broker:
+        topic = f"bench-spark-{uuid.uuid4().hex[:8]}"
         started = time.perf_counter()
-        anyio.run(_fill, bootstrap, topic, n, parts)
+        anyio.run(_fill, broker.bootstrap, topic, n, parts)
         print(
-            f"wrote {n:,} records of 100 B to {parts} partitions in "
-            f"{time.perf_counter() - started:.1f} s",
+            f"{n:,} records of 100 B in {parts} partitions written in "
+            f"{time.perf_counter() - started:.1f} s ({broker.description})",
             flush=True,
         )
-        rows = [
-            _row("Consumer getmany (plain)", n, anyio.run(_consume, bootstrap, topic, n, parts))
-        ]
+        plain = n / anyio.run(_consume, broker.bootstrap, topic, n, parts)
+        runs: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
+        errors: dict[str, str] = {}
+        loads = []
+        for _ in range(args.rounds):
+            loads.append(_common.load_average())
+            for source in sources:
+                if source in errors:
+                    continue
+                try:
+                    runs[source].append(_run_child(source, args, broker.bootstrap, topic))
+                except Exception as exc:  # one source failing must not hide the other
+                    errors[source] = _one_line(exc)
+                    print(f"{LABELS[source]} failed: {errors[source]}", file=sys.stderr)
+        loads.append(_common.load_average())
 
-        spark = (
-            SparkSession.builder.master(args.master)
-            .appName("kafka_async-bench")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .getOrCreate()
+    rates = {
+        s: {key: [n / r[key] for r in rs] for key, _ in MEASURES} for s, rs in runs.items() if rs
+    }
+    print(
+        f"\nSpark {spark_version} (Scala {scala}), master {args.master}, {parts} Kafka "
+        f"partitions = {parts} Spark tasks per batch read, driver memory "
+        f"{args.driver_memory or 'Spark default (1g)'}, maxOffsetsPerTrigger "
+        f"{args.max_offsets:,} (Trigger.AvailableNow, noop sink); {args.rounds} rounds, "
+        f"each source in a fresh process per round; load average {'/'.join(loads)}"
+    )
+    if "spark" in runs:
+        print(f"Spark's connector: {args.package}" + (f" ({note})" if note else ""))
+    print(f"plain Consumer getmany (one process, no Spark): {plain:,.0f} records/s\n")
+    headers = ["read", *(f"{LABELS[s]} records/s" for s in rates)]
+    ratios = [
+        (a, b, title)
+        for a, b, title in (
+            ("kafka_async", "spark", "ours/Spark's"),
+            ("kafka_async", "ceiling", "ours/no-Kafka"),
         )
-        spark.sparkContext.setLogLevel("ERROR")
-        register(spark)
-        try:
-            df = (
-                spark.read.format("kafka_async")
-                .option("kafka.bootstrap.servers", bootstrap)
-                .option("subscribe", topic)
-                .load()
-            )
-            for label in ("first", "warm"):
-                start = time.perf_counter()
-                count = df.count()
-                rows.append(_row(f"Spark count() ({label})", count, time.perf_counter() - start))
-                assert count == n, f"count() gave {count:,}, wrote {n:,}"
-            for label in ("first", "warm"):
-                start = time.perf_counter()
-                table = df.toArrow()
-                rows.append(
-                    _row(f"Spark toArrow() ({label})", table.num_rows, time.perf_counter() - start)
-                )
-                assert table.num_rows == n
-                del table
-        finally:
-            spark.stop()
-    print(f"\nSpark master {args.master}, {parts} Kafka partitions = {parts} Spark tasks\n")
-    print(f"| {'read':<34} | {'records':>10} | {'seconds':>8} | {'records/s':>12} |")
-    print(f"|{'-' * 36}|{'-' * 12}:|{'-' * 9}:|{'-' * 13}:|")
-    print("\n".join(rows))
+        if a in rates and b in rates
+    ]
+    headers += [f"{title} (rounds)" for _a, _b, title in ratios]
+    rows = []
+    for key, label in MEASURES:
+        row = [label, *(_common.spread(rates[s][key]) for s in rates)]
+        row += [_ratio(rates[a][key], rates[b][key]) for a, b, _title in ratios]
+        rows.append(row)
+    print(_common.table(headers, rows, args.markdown))
+    for source, error in errors.items():
+        print(f"\n{LABELS[source]}: failed, no figures: {error}")
+    batches = {s: rs[0]["stream_batches"] for s, rs in runs.items() if rs}
+    if batches:
+        print(
+            "\nmicro-batches per stream: "
+            + ", ".join(f"{LABELS[s]} {b}" for s, b in batches.items())
+        )
+    if "kafka_async" in rates and "spark" in rates:
+        median = _common.median
+        ours, theirs = rates["kafka_async"], rates["spark"]
+        verdicts = [
+            f"{label}: " + ("met" if median(ours[k]) >= median(theirs[k]) else "NOT met")
+            for k, label in MEASURES
+            if k.endswith("warm")
+        ]
+        print(
+            "\nTarget (issue 17), at least match Spark's connector (medians of the warm runs): "
+            + "; ".join(verdicts),
+            flush=True,
+        )
+
+
+def _ratio(ours: list[float], theirs: list[float]) -> str:
+    """``median/median`` and the range of the per-round ratios."""
+    per = [a / b for a, b in zip(ours, theirs, strict=False)]
+    if not per:
+        return "-"
+    med = _common.median(ours) / _common.median(theirs)
+    if len(per) == 1:
+        return f"{med:.2f}x"
+    return f"{med:.2f}x ({min(per):.2f}-{max(per):.2f}x)"
 
 
 if __name__ == "__main__":

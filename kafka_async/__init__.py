@@ -4,7 +4,9 @@ The public API::
 
     from kafka_async import Producer, Consumer, AdminClient, NewTopic
     from kafka_async import RecordMetadata, ConsumerRecord, TopicPartition, OffsetAndMetadata
+    from kafka_async import ClientState  # Producer.state, Consumer.state, AdminClient.state
     from kafka_async import ProducerSettings, ConsumerSettings, AdminSettings, ClientSettings
+    from kafka_async import ShareConsumer, ShareRecord, AcknowledgeType  # share groups (KIP-932)
 
 Clients are imported lazily, so ``import kafka_async`` stays cheap for code that only needs
 the value types or the errors.
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import errors
 from .errors import KafkaError
 from .structs import (
+    ClientState,
     ConsumerRecord,
     OffsetAndMetadata,
     RecordMetadata,
@@ -28,6 +31,12 @@ from .structs import (
 if TYPE_CHECKING:
     from .admin import AdminClient, AdminSettings, NewTopic
     from .consumer import Consumer, ConsumerGroupMetadata, ConsumerSettings
+    from .consumer.share import (
+        AcknowledgeType,
+        ShareConsumer,
+        ShareConsumerSettings,
+        ShareRecord,
+    )
     from .net.config import ClientSettings
     from .producer import Producer, ProducerSettings
 
@@ -43,12 +52,18 @@ _LAZY = {
     "ProducerSettings": "kafka_async.producer.config",
     "ConsumerSettings": "kafka_async.consumer.config",
     "AdminSettings": "kafka_async.admin.config",
+    "ShareConsumer": "kafka_async.consumer.share",
+    "ShareConsumerSettings": "kafka_async.consumer.share",
+    "ShareRecord": "kafka_async.consumer.share",
+    "AcknowledgeType": "kafka_async.consumer.share",
 }
 
 __all__ = [
+    "AcknowledgeType",
     "AdminClient",
     "AdminSettings",
     "ClientSettings",
+    "ClientState",
     "Consumer",
     "ConsumerGroupMetadata",
     "ConsumerRecord",
@@ -59,6 +74,9 @@ __all__ = [
     "Producer",
     "ProducerSettings",
     "RecordMetadata",
+    "ShareConsumer",
+    "ShareConsumerSettings",
+    "ShareRecord",
     "TimestampType",
     "TopicPartition",
     "__version__",

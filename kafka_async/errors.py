@@ -14,7 +14,7 @@ library raises on purpose.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class KafkaError(Exception):
@@ -89,6 +89,23 @@ class IncompatibleBrokerVersionError(KafkaError):
 
 class ClientClosedError(KafkaError):
     """The client was closed; the operation cannot start or complete."""
+
+
+class ProduceFailedError(KafkaError):
+    """Records queued with ``Producer.produce`` (no delivery handle) failed since the last
+    ``flush``: ``count`` of them, the first with ``first_error`` (also the ``__cause__``).
+    Raised by ``flush`` once per failure window; the counter starts again at zero."""
+
+    def __init__(self, count: int, first_error: BaseException) -> None:
+        super().__init__(
+            f"{count} record(s) queued with produce() failed since the last flush; "
+            f"the first with {type(first_error).__name__}: {first_error}"
+        )
+        self.count = count
+        self.first_error = first_error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.count, self.first_error))
 
 
 class BackgroundTaskError(KafkaError):
@@ -1180,3 +1197,10 @@ def error_for_code(code: int, message: str | None = None) -> BrokerResponseError
     if cls is None:
         return UnknownBrokerError(code, message)
     return cls(message)
+
+
+#: Every code whose class has ``invalid_metadata`` set: after one of these the partition's
+#: leader (or the topic) must be looked up again before retrying.
+INVALID_METADATA_CODES: frozenset[int] = frozenset(
+    code for code, cls in _BY_CODE.items() if cls.invalid_metadata
+)

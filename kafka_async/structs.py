@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
 
@@ -75,3 +76,15 @@ class OffsetAndMetadata:
     offset: int
     metadata: str = ""
     leader_epoch: int = -1
+
+
+class ClientState(enum.Enum):
+    """Where a client (producer, consumer, admin or cluster client) is in its life; it only
+    moves forward: ``new`` -> ``starting`` -> ``running`` -> ``closing`` -> ``closed``
+    (``start()`` failing goes straight to ``closed``)."""
+
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    CLOSING = "closing"
+    CLOSED = "closed"

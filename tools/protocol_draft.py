@@ -1,41 +1,48 @@
-"""Print a draft of our schema-DSL definitions from Kafka's JSON message specs.
+"""Print a draft definition file for a Kafka API from Kafka's JSON message specs.
 
-Usage: ``python tools/protocol_draft.py Produce Fetch > draft.py``. The output is a starting
-point that a person reviews; the committed definitions live in
-``kafka_async/protocol/apis/`` and are checked against the JSON by
-``tests/protocol/test_protocol_crosscheck.py``. Descriptions ("about") are never emitted.
+Usage: ``python tools/protocol_draft.py ShareFetch --spec 4.1 > \\
+kafka_async/protocol/definitions/share_fetch.def``. The draft carries every wire fact
+(names, types, versions, nullable versions, tags, defaults, ignorable) but no meanings:
+each field line ends with an empty ``//``, which the generator refuses, so a person writes
+every meaning before ``make generate`` accepts the file. Kafka's "about" texts are never
+copied. Then ``make generate`` and ``pytest tests/protocol`` (the cross-check compares the
+definition with the same JSON). DESIGN.md, "Adding a Kafka API", walks through it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-SPEC_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "kafka-protocol" / "message"
-
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_DIRS = {
+    "4.0": ROOT.parent / "shared" / "kafka-protocol" / "message",
+    "4.1": ROOT.parent / "shared" / "kafka-protocol-4.1" / "message",
+}
 PRIMITIVES = {
-    "int8": "INT8",
-    "int16": "INT16",
-    "uint16": "UINT16",
-    "int32": "INT32",
-    "uint32": "UINT32",
-    "int64": "INT64",
-    "float64": "FLOAT64",
-    "bool": "BOOL",
-    "uuid": "UUID",
-    "string": "STRING",
-    "bytes": "BYTES",
-    "records": "RECORDS",
+    "int8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "float64",
+    "bool",
+    "uuid",
+    "string",
+    "bytes",
+    "records",
 }
 
 
-def load_spec(name: str) -> dict[str, Any]:
-    """Load one JSON spec, dropping its ``//`` comment lines."""
-    text = (SPEC_DIR / f"{name}.json").read_text()
-    text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
+def load_spec(spec_dir: Path, name: str) -> dict[str, Any]:
+    """One JSON spec, without its ``//`` comment lines."""
+    text = (spec_dir / f"{name}.json").read_text()
+    text = re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE)
     return dict(json.loads(text))
 
 
@@ -46,129 +53,126 @@ def snake(name: str) -> str:
     return s.lower()
 
 
-def upper(name: str) -> str:
-    return snake(name).upper()
-
-
-def parse_default(typ: str, value: Any) -> Any:
+def _default(typ: str, value: Any) -> str | None:
+    """The definition's ``default`` token, or None when it is the type's own zero."""
     if value == "null":
-        return None
+        return "null"
+    if typ in ("bool",):
+        text = str(value).lower()
+        return None if text == "false" else text
     if typ in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
-        return int(value, 0) if isinstance(value, str) else int(value)
-    if typ == "bool":
-        return value if isinstance(value, bool) else value == "true"
+        number = int(value, 0) if isinstance(value, str) else int(value)
+        return None if number == 0 else str(number)
     if typ == "float64":
-        return float(value)
-    return value
+        return None if float(value) == 0.0 else repr(float(value))
+    if typ == "string":
+        return None if value == "" else json.dumps(value)
+    return None
 
 
-ZEROS: dict[str, Any] = {
-    "int8": 0,
-    "int16": 0,
-    "uint16": 0,
-    "int32": 0,
-    "uint32": 0,
-    "int64": 0,
-    "float64": 0.0,
-    "bool": False,
-    "string": "",
-    "bytes": b"",
-}
+def _facts(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire facts of ``fields`` (nested too), without the prose."""
+    return [
+        {k: (_facts(v) if k == "fields" else v) for k, v in f.items() if k != "about"}
+        for f in fields
+    ]
 
 
 class Drafter:
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
+    """Writes the field lines of a request and a response, defining each struct at its
+    first use; a struct of the same name used again (Kafka's common structs, or the same
+    struct in the request and the response) is named without fields. A different struct
+    under a name already taken (Kafka's request and response files each have their own
+    ``TopicData``, say) gets ``class <Message><Name>``, its own generated class."""
+
+    def __init__(self) -> None:
         self.common: dict[str, dict[str, Any]] = {}
-        self.emitted: dict[str, str] = {}
-        self.pre: list[str] = []
+        self.defined: dict[str, list[dict[str, Any]]] = {}
+        self.lines: list[str] = []
+        #: The message being drafted (``DescribeQuorumResponse``): the prefix of a rename.
+        self.message = ""
 
-    def struct_expr(self, sname: str, fields: list[dict[str, Any]], indent: int) -> str:
-        body = self.fields_expr(fields, indent + 4)
-        return f'struct("{sname}", {body})'
+    def fields(self, fields: list[dict[str, Any]], depth: int) -> None:
+        for fld in fields:
+            self.field(fld, depth)
 
-    def named(self, sname: str) -> str:
-        if sname in self.emitted:
-            return self.emitted[sname]
-        var = f"_{self.prefix}_{upper(sname)}"
-        cs = self.common[sname]
-        self.emitted[sname] = var
-        self.pre.append(f"{var} = {self.struct_expr(sname, cs['fields'], 0)}\n")
-        return var
-
-    def type_expr(self, fld: dict[str, Any], indent: int) -> str:
-        t = fld["type"]
-        is_array = t.startswith("[]")
-        base = t[2:] if is_array else t
+    def field(self, fld: dict[str, Any], depth: int) -> None:
+        typ: str = fld["type"]
+        base = typ.removeprefix("[]")
+        attrs: list[str] = []
+        if fld["versions"] != "0+":
+            attrs.append("v" + fld["versions"])
+        if fld.get("nullableVersions"):
+            attrs.append("nullable v" + fld["nullableVersions"])
+        if "tag" in fld:
+            attrs.append(f"tag {fld['tag']}")
+            tagged = fld.get("taggedVersions", fld["versions"])
+            if tagged != fld["versions"]:
+                attrs.append("tagged v" + tagged)
+        if "default" in fld:
+            token = (
+                ("null" if fld["default"] == "null" else None)
+                if typ.startswith("[]") or base not in PRIMITIVES
+                else _default(base, fld["default"])
+            )
+            if token is not None:
+                attrs.append("default " + token)
+        if fld.get("ignorable"):
+            attrs.append("ignorable")
+        head = "  " * depth + f"{snake(fld['name'])}: {typ}"
         if base in PRIMITIVES:
-            e = PRIMITIVES[base]
-        elif "fields" in fld:
-            if base in self.common:
-                e = self.named(base)
-            else:
-                e = self.struct_expr(base, fld["fields"], indent)
-        else:
-            e = self.named(base)
-        return f"array({e})" if is_array else e
-
-    def fields_expr(self, fields: list[dict[str, Any]], indent: int) -> str:
-        parts = [self.field_expr(fl, indent) for fl in fields]
-        return "[" + ", ".join(parts) + "]"
-
-    def field_expr(self, fl: dict[str, Any], indent: int) -> str:
-        args = [f'"{snake(fl["name"])}"', self.type_expr(fl, indent)]
-        versions = fl["versions"]
-        if versions != "0+":
-            args.append(f'"{versions}"')
-        nv = fl.get("nullableVersions")
-        if nv:
-            args.append(f'nullable="{nv}"')
-        if "default" in fl:
-            base = fl["type"]
-            d = parse_default(base, fl["default"])
-            if d is None or base.startswith("[]") or base not in ZEROS or d != ZEROS[base]:
-                args.append(f"default={d!r}")
-        if fl.get("ignorable"):
-            args.append("ignorable=True")
-        if "tag" in fl:
-            args.append(f"tag={fl['tag']}")
-            tv = fl.get("taggedVersions", versions)
-            if tv != versions:
-                args.append(f'tagged="{tv}"')
-        return "f(" + ", ".join(args) + ")"
+            self.lines.append(head + "".join(", " + a for a in attrs) + "  //")
+            return
+        sub = fld.get("fields") or self.common.get(base, {}).get("fields")
+        if sub is None:
+            raise SystemExit(f"struct {base} has no fields in the spec")
+        cls = base
+        if base in self.defined and _facts(sub) != self.defined[base]:
+            cls = self.message + base
+            attrs.append(f"class {cls}")
+        self.lines.append(head + "".join(", " + a for a in attrs) + "  //")
+        if cls in self.defined:
+            if _facts(sub) != self.defined[cls]:
+                raise SystemExit(f"two different structs would both be class {cls}")
+            return
+        self.defined[cls] = _facts(sub)
+        self.fields(sub, depth + 1)
 
 
-def _prefixed(text: str, prefix: str) -> str:
-    return text.replace("_REQ_", f"_{prefix}_REQ_").replace("_RESP_", f"_{prefix}_RESP_")
-
-
-def draft(api: str) -> str:
-    req = load_spec(f"{api}Request")
-    resp = load_spec(f"{api}Response")
-    out: list[str] = []
-    parts = []
-    for kind, spec in (("request", req), ("response", resp)):
-        d = Drafter("REQ" if kind == "request" else "RESP")
-        for cs in spec.get("commonStructs", []):
-            d.common[cs["name"]] = cs
-        body = d.fields_expr(spec["fields"], 4)
-        out.extend(d.pre)
-        parts.append(f"{kind}={body}")
-    prefix = upper(api)
-    out = [_prefixed(line, prefix) for line in out]
-    parts = [_prefixed(p, prefix) for p in parts]
-    out.append(
-        f'{upper(api)} = Api({req["apiKey"]}, "{api}", "{req["validVersions"]}", '
-        f'"{req["flexibleVersions"]}", {", ".join(parts)})\n'
+def draft(name: str, spec_version: str) -> str:
+    """The draft text of API ``name`` (``Produce``, ``ShareFetch``...)."""
+    spec_dir = SPEC_DIRS[spec_version]
+    req = load_spec(spec_dir, f"{name}Request")
+    resp = load_spec(spec_dir, f"{name}Response")
+    header = (
+        f"api {name}: key {req['apiKey']}, versions {req['validVersions']}, "
+        f"flexible {req['flexibleVersions']}"
     )
-    if req["validVersions"] != resp["validVersions"]:
-        out.append(f"# WARNING: response validVersions {resp['validVersions']}\n")
-    if req["flexibleVersions"] != resp["flexibleVersions"]:
-        out.append(f"# WARNING: response flexibleVersions {resp['flexibleVersions']}\n")
-    return "\n".join(out)
+    if spec_version != "4.0":
+        header += f", spec {spec_version}"
+    out = [f"// {name}: (what the API does)", header, ""]
+    drafter = Drafter()
+    for kind, spec in (("request", req), ("response", resp)):
+        drafter.common = {cs["name"]: cs for cs in spec.get("commonStructs", [])}
+        drafter.lines = []
+        drafter.message = spec["name"]
+        drafter.fields(spec["fields"], 1)
+        out.append(kind)
+        out.extend(drafter.lines)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the draft of each API named on the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("apis", nargs="+", help="API names, e.g. ShareFetch")
+    parser.add_argument("--spec", choices=sorted(SPEC_DIRS), default="4.0")
+    args = parser.parse_args(argv)
+    for name in args.apis:
+        sys.stdout.write(draft(name, args.spec))
+    return 0
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:]:
-        print(draft(name))
-        print()
+    raise SystemExit(main())

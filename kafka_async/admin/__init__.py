@@ -1,4 +1,6 @@
-"""The admin client: manage topics, partitions, groups, offsets, configs, records and ACLs.
+"""The admin client: manage topics, partitions, groups, offsets, configs, records, ACLs and
+SCRAM users, client quotas, log dirs, features, the metadata quorum, transactions and
+producers, and share groups.
 
 ::
 
@@ -15,8 +17,29 @@ Batch calls return a :class:`ResultMap` with one result per item; ``raise_on_err
 
 from __future__ import annotations
 
-from .client import AdminClient, AdminStatistics
+from .client import AdminClient
+from .cluster_ops import (
+    BrokerLogDirs,
+    FeatureMetadata,
+    FeatureUpdate,
+    FeatureUpdateResult,
+    FeatureUpgradeType,
+    FinalizedVersionRange,
+    LogDirDescription,
+    QuorumInfo,
+    QuorumNode,
+    QuorumReplica,
+    ReplicaInfo,
+    SupportedVersionRange,
+)
 from .config import AdminSettings
+from .quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaAlterResult,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+)
+from .reassignments import PartitionReassignment, ReassignmentResult
 from .results import (
     AclCreationResult,
     AclDeletionResult,
@@ -26,11 +49,14 @@ from .results import (
     ConfigDescription,
     ConfigEntry,
     ConfigSynonym,
+    ConsumerGroupDescription,
+    ConsumerGroupMember,
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteGroupResult,
     DeleteRecordsResult,
     DeleteTopicResult,
+    ElectLeadersResult,
     GroupDescription,
     GroupListing,
     GroupOffset,
@@ -41,6 +67,28 @@ from .results import (
     ResultMap,
     TopicDescription,
     TopicListing,
+)
+from .scram import (
+    ScramCredentialInfo,
+    ScramDeletion,
+    ScramMechanism,
+    ScramUpsertion,
+    UserScramCredentials,
+    UserScramResult,
+)
+from .share_groups import (
+    ShareGroupDescription,
+    ShareGroupMember,
+    ShareGroupOffset,
+    ShareGroupTopicResult,
+)
+from .transactions import (
+    AbortTransactionSpec,
+    FenceProducerResult,
+    PartitionProducers,
+    ProducerState,
+    TransactionDescription,
+    TransactionListing,
 )
 from .types import (
     AclBinding,
@@ -53,6 +101,7 @@ from .types import (
     ConfigResourceType,
     ConfigSource,
     ConfigType,
+    ElectionType,
     IsolationLevel,
     NewPartitions,
     NewTopic,
@@ -64,6 +113,7 @@ from .types import (
 )
 
 __all__ = [
+    "AbortTransactionSpec",
     "AclBinding",
     "AclBindingFilter",
     "AclCreationResult",
@@ -72,11 +122,15 @@ __all__ = [
     "AclPermissionType",
     "AdminClient",
     "AdminSettings",
-    "AdminStatistics",
     "AlterConfigOp",
     "AlterConfigOpType",
     "AlterConfigsResult",
     "BrokerDescription",
+    "BrokerLogDirs",
+    "ClientQuotaAlterResult",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilter",
     "ClusterDescription",
     "ConfigDescription",
     "ConfigEntry",
@@ -85,27 +139,59 @@ __all__ = [
     "ConfigSource",
     "ConfigSynonym",
     "ConfigType",
+    "ConsumerGroupDescription",
+    "ConsumerGroupMember",
     "CreatePartitionsResult",
     "CreateTopicResult",
     "DeleteGroupResult",
     "DeleteRecordsResult",
     "DeleteTopicResult",
+    "ElectLeadersResult",
+    "ElectionType",
+    "FeatureMetadata",
+    "FeatureUpdate",
+    "FeatureUpdateResult",
+    "FeatureUpgradeType",
+    "FenceProducerResult",
+    "FinalizedVersionRange",
     "GroupDescription",
     "GroupListing",
     "GroupOffset",
     "IsolationLevel",
     "ListOffsetsResult",
+    "LogDirDescription",
     "MemberDescription",
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
     "PartitionDescription",
+    "PartitionProducers",
+    "PartitionReassignment",
     "PartitionResult",
     "PatternType",
+    "ProducerState",
+    "QuorumInfo",
+    "QuorumNode",
+    "QuorumReplica",
+    "ReassignmentResult",
+    "ReplicaInfo",
     "ResourcePattern",
     "ResourcePatternFilter",
     "ResourceType",
     "ResultMap",
+    "ScramCredentialInfo",
+    "ScramDeletion",
+    "ScramMechanism",
+    "ScramUpsertion",
+    "ShareGroupDescription",
+    "ShareGroupMember",
+    "ShareGroupOffset",
+    "ShareGroupTopicResult",
+    "SupportedVersionRange",
     "TopicDescription",
     "TopicListing",
+    "TransactionDescription",
+    "TransactionListing",
+    "UserScramCredentials",
+    "UserScramResult",
 ]

@@ -1,4 +1,6 @@
-"""``AdminClient``: topics, partitions, groups, offsets, configs, records and ACLs.
+"""``AdminClient``: topics, partitions, groups, offsets, configs, records, ACLs, SCRAM users,
+and (delegated to one module per topic) client quotas, log dirs, features, the metadata
+quorum, transactions and producers, and share groups.
 
 Routing follows Kafka's rules: topic creation/deletion and partition changes go to the
 controller when metadata names one (any broker otherwise; modern brokers forward), group
@@ -21,20 +23,19 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from .. import errors as E
 from ..cluster.client import ClusterClient
+from ..cluster.lifecycle import Lifecycle
 from ..errors import (
-    BrokerResponseError,
-    ClientClosedError,
     ConfigError,
     IncompatibleBrokerVersionError,
-    KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
     error_for_code,
@@ -42,21 +43,54 @@ from ..errors import (
 from ..net.config import ClientConfig, with_bootstrap_servers
 from ..net.connection import StreamFactory
 from ..protocol import apis
-from ..protocol.schema import Api
-from ..structs import OffsetAndMetadata, TopicPartition
+from ..protocol.apis.alter_configs import AlterConfigsResponse
+from ..protocol.apis.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    ScramCredentialDeletion,
+    ScramCredentialUpsertion,
+)
+from ..protocol.apis.create_acls import CreateAclsResponse
+from ..protocol.apis.delete_acls import DeleteAclsResponse
+from ..protocol.apis.describe_acls import DescribeAclsResponse
+from ..protocol.apis.describe_cluster import DescribeClusterRequest
+from ..protocol.apis.describe_user_scram_credentials import DescribeUserScramCredentialsResponse
+from ..protocol.apis.incremental_alter_configs import IncrementalAlterConfigsResponse
+from ..protocol.apis.metadata import MetadataResponse
+from ..protocol.schema import Api, ReqT, RespT
+from ..structs import ClientState, OffsetAndMetadata, TopicPartition
+from . import cluster_ops, fanout, quotas, scram, share_groups, transactions
 from . import mapping as m
-from .config import AdminSettings
+from . import reassignments as ra
+from .cluster_ops import (
+    BrokerLogDirs,
+    FeatureMetadata,
+    FeatureUpdate,
+    FeatureUpdateResult,
+    QuorumInfo,
+)
+from .config import AdminConfig, AdminSettings
+from .fanout import FanOut, Plan
+from .quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaAlterResult,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+)
+from .reassignments import PartitionReassignment, ReassignmentResult
 from .results import (
     AclCreationResult,
     AclDeletionResult,
     AlterConfigsResult,
     ClusterDescription,
     ConfigDescription,
+    ConsumerGroupDescription,
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteGroupResult,
     DeleteRecordsResult,
     DeleteTopicResult,
+    ElectLeadersResult,
     GroupDescription,
     GroupListing,
     GroupOffset,
@@ -66,11 +100,21 @@ from .results import (
     TopicDescription,
     TopicListing,
 )
+from .scram import ScramDeletion, ScramUpsertion, UserScramCredentials, UserScramResult
+from .share_groups import ShareGroupDescription, ShareGroupOffset, ShareGroupTopicResult
+from .transactions import (
+    AbortTransactionSpec,
+    FenceProducerResult,
+    PartitionProducers,
+    TransactionDescription,
+    TransactionListing,
+)
 from .types import (
     AclBinding,
     AclBindingFilter,
     AlterConfigOp,
     ConfigResource,
+    ElectionType,
     IsolationLevel,
     NewPartitions,
     NewTopic,
@@ -82,30 +126,16 @@ from .types import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["AdminClient", "AdminStatistics"]
+__all__ = ["AdminClient"]
 
 log = logging.getLogger("kafka_async.admin")
 
 K = TypeVar("K")
 R = TypeVar("R")
+_AlterResp = TypeVar("_AlterResp", AlterConfigsResponse, IncrementalAlterConfigsResponse)
 
 _COORDINATOR_GROUP = 0
 _MAX_BACKOFF = 1.0
-_BROKER_NOT_AVAILABLE = 8
-
-
-@dataclass(frozen=True)
-class AdminStatistics:
-    """Counters of an admin client (see :meth:`AdminClient.statistics`)."""
-
-    started: bool
-    closed: bool
-    requests: Mapping[str, int]
-    retries: int
-    errors_by_code: Mapping[int, int]
-    in_flight: int
-    known_brokers: int
-    cluster: Any = field(default=None, repr=False)
 
 
 @dataclass(slots=True)
@@ -165,36 +195,9 @@ def _tp(value: object) -> TopicPartition:
     raise ConfigError(f"expected a TopicPartition, got {value!r}")
 
 
-def _retriable(err: BaseException) -> bool:
-    return isinstance(err, KafkaConnectionError | KafkaTimeoutError) and err.retriable
-
-
-def _item_error(err: KafkaError) -> bool:
-    """Whether ``err`` belongs to the items of one request (a broker error code, or a
-    connection problem that outlasted the retries) rather than to the whole call (an API
-    the broker lacks, an argument the negotiated version cannot carry)."""
-    return isinstance(err, BrokerResponseError) or _retriable(err)
-
-
-async def _gather(calls: Sequence[Callable[[], Awaitable[None]]]) -> None:
-    """Run ``calls`` concurrently; re-raise the first failure as itself (not wrapped in an
-    exception group), after the others have finished."""
-    if len(calls) == 1:
-        await calls[0]()
-        return
-    errors: list[Exception] = []
-
-    async def run(call: Callable[[], Awaitable[None]]) -> None:
-        try:
-            await call()
-        except Exception as exc:  # cancellation is a BaseException and passes through
-            errors.append(exc)
-
-    async with anyio.create_task_group() as tg:
-        for call in calls:
-            tg.start_soon(run, call)
-    if errors:
-        raise errors[0]
+_retriable = fanout.retriable
+_item_error = fanout.item_error
+_gather = fanout.gather
 
 
 class AdminClient:
@@ -209,8 +212,16 @@ class AdminClient:
     Config (typed as :class:`~kafka_async.admin.config.AdminSettings`): every
     :class:`~kafka_async.net.config.ClientConfig` setting
     (``bootstrap_servers``, ``client_id``, ``request_timeout_ms``, security settings, ...)
-    plus ``default_api_timeout_ms`` (default 60 000): the deadline of each admin call,
-    retries included, when the call does not pass its own ``timeout_ms``.
+    plus the admin client's own:
+
+    .. settings:admin begin (make generate writes this list from admin/settings.py)
+
+    * ``default_api_timeout_ms`` (60000): deadline of an admin call, retries included, when it
+      passes no timeout_ms.
+    * ``client_id`` defaults to "kafka-async-admin" here.
+
+    .. settings:admin end
+
     ``stream_factory`` replaces the TCP transport (tests run the client over in-memory
     fake brokers with it).
     """
@@ -223,43 +234,38 @@ class AdminClient:
         stream_factory: StreamFactory | None = None,
         **config: Unpack[AdminSettings],
     ) -> None:
-        settings = with_bootstrap_servers(bootstrap_servers, config)
-        default_api_timeout_ms = settings.pop("default_api_timeout_ms", 60_000)
-        if settings.get("client_id") is None:
-            settings["client_id"] = "kafka-async-admin"
-        self.config, rest = ClientConfig.from_kwargs(**settings)
-        if rest:
-            raise ConfigError(f"unknown AdminClient setting(s): {', '.join(sorted(rest))}")
-        self.default_api_timeout_ms = _check_timeout(default_api_timeout_ms, 60_000)
+        cfg = AdminConfig.from_kwargs(**with_bootstrap_servers(bootstrap_servers, config))
+        #: The shared connection settings.
+        self.config: ClientConfig = cfg.client
+        self.default_api_timeout_ms = cfg.default_api_timeout_ms
         self._cluster = ClusterClient(self.config, stream_factory=stream_factory)
-        self._started = False
-        self._closed = False
+        self._life = Lifecycle("admin client")
         self._requests: Counter[str] = Counter()
         self._errors: Counter[int] = Counter()
         self._retries = 0
         self._in_flight = 0
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "started" if self._started else "new"
+        state = self._life.state.value
         return f"<AdminClient {self.config.bootstrap_servers!r} {state}>"
 
     # -- lifecycle -------------------------------------------------------------------------
 
+    @property
+    def state(self) -> ClientState:
+        """Where the admin client is in its life (``ClientState.RUNNING`` between start and
+        close)."""
+        return self._life.state
+
     async def start(self) -> None:
-        """Connect to the cluster (fetches metadata). :meth:`close` may run in any task."""
-        if self._closed:
-            raise ClientClosedError("AdminClient is closed")
-        if self._started:
-            return
-        await self._cluster.start()
-        self._started = True
+        """Connect to the cluster (fetches metadata); once. :meth:`close` may run in any
+        task and inside any cancel scope."""
+        await self._life.start(self._cluster.start, self._cluster.close)
 
     async def close(self) -> None:
         """Close every connection; always returns (a concurrent call returns once the
         connections are closed)."""
-        self._closed = True
-        if self._started:
-            await self._cluster.close()
+        await self._life.close(self._cluster.close)
 
     async def __aenter__(self) -> AdminClient:
         await self.start()
@@ -273,31 +279,25 @@ class AdminClient:
     ) -> None:
         await self.close()
 
-    def statistics(self) -> AdminStatistics:
-        """Requests sent per API, retries, error codes seen, requests in flight."""
-        cluster_stats = None
-        if self._started and not self._closed:
-            cluster_stats = self._cluster.statistics()
-        return AdminStatistics(
-            started=self._started,
-            closed=self._closed,
-            requests=dict(self._requests),
-            retries=self._retries,
-            errors_by_code=dict(self._errors),
-            in_flight=self._in_flight,
-            known_brokers=len(self._cluster.metadata.brokers) if self._started else 0,
-            cluster=cluster_stats,
-        )
+    def statistics(self) -> dict[str, Any]:
+        """State, requests sent per API, retries, error codes seen, requests in flight and
+        the cluster client's statistics (plain values, like every client's
+        ``statistics()``)."""
+        running = self._life.running
+        return {
+            "state": self._life.state.value,
+            "requests": dict(self._requests),
+            "retries": self._retries,
+            "errors_by_code": dict(self._errors),
+            "in_flight": self._in_flight,
+            "known_brokers": len(self._cluster.metadata.brokers) if running else 0,
+            "cluster": self._cluster.statistics() if running else None,
+        }
 
     # -- transport (the only code that talks to the cluster layer) -------------------------
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise ClientClosedError("AdminClient is closed")
-        if not self._started:
-            raise ClientClosedError(
-                "AdminClient is not started; use 'async with AdminClient(...)' or await start()"
-            )
+        self._life.check()
 
     def _deadline(self, timeout_ms: int | None) -> _Deadline:
         ms = _check_timeout(timeout_ms, self.default_api_timeout_ms)
@@ -330,12 +330,12 @@ class AdminClient:
     async def _send(
         self,
         node_id: int | None,
-        api: Api,
-        build: Callable[[int], Any],
+        api: Api[ReqT, RespT],
+        build: Callable[[int], ReqT],
         deadline: _Deadline,
         *,
         min_version: int | None = None,
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, RespT]:
         """Send ``build(version)`` to ``node_id`` (None: any broker); return (version, response).
 
         The version is the highest both sides support; ``build`` raises
@@ -370,62 +370,60 @@ class AdminClient:
     async def _refresh(self, topics: Sequence[str] | None = None) -> None:
         await self._cluster.refresh_metadata(topics)
 
-    async def _coordinator(self, group_id: str) -> int:
-        return int(await self._cluster.coordinator(group_id, _COORDINATOR_GROUP))
+    async def _coordinator(self, group_id: str, key_type: int = _COORDINATOR_GROUP) -> int:
+        return int(await self._cluster.coordinator(group_id, key_type))
 
-    def _forget_coordinator(self, group_id: str) -> None:
-        self._cluster.invalidate_coordinator(group_id, _COORDINATOR_GROUP)
+    def _forget_coordinator(self, group_id: str, key_type: int = _COORDINATOR_GROUP) -> None:
+        self._cluster.invalidate_coordinator(group_id, key_type)
 
     # -- generic retry shapes --------------------------------------------------------------
 
+    async def _fan_out(
+        self, fan: FanOut[K, R], keys: Sequence[K], deadline: _Deadline
+    ) -> dict[K, R]:
+        """Run one fan-out (``fanout.py``) with this client's backoff and error counters."""
+        return await fanout.run(
+            fan,
+            keys,
+            backoff=lambda: self._backoff(deadline),
+            note_errors=self._note_errors,
+        )
+
     async def _controller_call(
         self,
-        api: Api,
+        api: Api[ReqT, RespT],
         keys: Sequence[K],
-        build: Callable[[Sequence[K], int], Any],
-        parse: Callable[[Any], Mapping[K, R]],
+        build: Callable[[Sequence[K], int], ReqT],
+        parse: Callable[[RespT], Mapping[K, R]],
         code_of: Callable[[R], int],
         deadline: _Deadline,
         missing: Callable[[K, KafkaError], R],
     ) -> dict[K, R]:
-        """Send ``keys`` to the controller; resend those that got NOT_CONTROLLER."""
-        results: dict[K, R] = {}
-        pending = list(keys)
-        last: KafkaError | None = None
-        while pending:
-            try:
-                _, resp = await self._send(
-                    await self._controller(), api, partial(build, pending), deadline
-                )
-            except KafkaError as exc:
-                if not _retriable(exc):
-                    raise
-                last = exc
-                if not await self._backoff(deadline):
-                    break
-                await self._refresh_quietly()
-                continue
-            got = parse(resp)
-            self._note_errors(code_of(r) for r in got.values())
-            retry: list[K] = []
-            for key in pending:
-                r = got.get(key)
-                if r is None:
-                    results[key] = missing(key, error_for_code(-1, "no result for this item"))
-                elif code_of(r) in m.CONTROLLER_RETRY:
-                    retry.append(key)
-                    results[key] = r
-                else:
-                    results[key] = r
-            pending = retry
-            if pending:
-                if not await self._backoff(deadline):
-                    break
-                await self._refresh_quietly()
-        if pending and last is not None:
-            for key in pending:
-                results[key] = missing(key, last)
-        return {k: results[k] for k in keys if k in results}
+        """Send ``keys`` to the controller; resend those that got NOT_CONTROLLER (after a
+        metadata refresh). Only connection failures are per key; other errors raise."""
+
+        async def shard(pending: list[K]) -> Plan[K, R]:
+            plan: Plan[K, R] = Plan()
+            plan.by_node[await self._controller()] = pending
+            return plan
+
+        async def send(node: int | None, batch: list[K]) -> Mapping[K, R]:
+            _, resp = await self._send(node, api, partial(build, batch), deadline)
+            return parse(resp)
+
+        async def refresh(pending: list[K]) -> None:
+            await self._refresh_quietly()
+
+        fan = FanOut(
+            shard,
+            send,
+            code_of,
+            missing,
+            retry_codes=m.CONTROLLER_RETRY,
+            is_item_error=_retriable,
+            before_round=refresh,
+        )
+        return await self._fan_out(fan, keys, deadline)
 
     async def _refresh_quietly(self, topics: Sequence[str] | None = None) -> None:
         try:
@@ -442,62 +440,55 @@ class AdminClient:
         code_of: Callable[[R], int],
         deadline: _Deadline,
         failed: Callable[[str, KafkaError], R],
+        *,
+        key_type: int = _COORDINATOR_GROUP,
+        retry_codes: frozenset[int] = frozenset(),
     ) -> dict[str, R]:
-        """Group ``group_ids`` by coordinator, call ``send`` per coordinator concurrently,
-        and retry groups whose coordinator moved or was loading."""
-        results: dict[str, R] = {}
-        pending = list(group_ids)
-        while pending:
-            by_node: dict[int, list[str]] = {}
-            retry: list[str] = []
+        """Group ``group_ids`` by coordinator, one concurrent request per coordinator;
+        groups whose coordinator moved (or was loading) are routed again.
 
-            async def locate(g: str, by_node: dict[int, list[str]], retry: list[str]) -> None:
+        ``key_type`` 1 routes transactional ids to their transaction coordinators instead;
+        ``retry_codes`` are further codes worth another round at the same coordinator
+        (CONCURRENT_TRANSACTIONS for a transaction still ending).
+        """
+
+        async def shard(pending: list[str]) -> Plan[str, R]:
+            plan: Plan[str, R] = Plan()
+
+            async def locate(g: str) -> None:
                 try:
-                    node = await self._coordinator(g)
+                    node = await self._coordinator(g, key_type)
                 except KafkaError as exc:
                     if not _item_error(exc):
                         raise
-                    results[g] = failed(g, exc)
                     code = m.error_code(exc)
-                    if _retriable(exc) or code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT:
-                        retry.append(g)
+                    again = _retriable(exc) or code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT
+                    plan.settle(g, failed(g, exc), again=again)
                     return
-                by_node.setdefault(node, []).append(g)
+                plan.send(node, g)
 
             # Lookups run concurrently (the cluster client shares one per group id).
-            await _gather([partial(locate, g, by_node, retry) for g in pending])
+            await _gather([partial(locate, g) for g in pending])
+            return plan
 
-            async def one(node: int, groups: list[str], retry: list[str]) -> None:
-                try:
-                    got = await send(node, groups)
-                except KafkaError as exc:
-                    if not _item_error(exc):
-                        raise
-                    for g in groups:
-                        results[g] = failed(g, exc)
-                        if _retriable(exc):
-                            self._forget_coordinator(g)
-                            retry.append(g)
-                    return
-                self._note_errors(code_of(r) for r in got.values())
-                for g in groups:
-                    r = got.get(g)
-                    if r is None:
-                        results[g] = failed(g, error_for_code(-1, "no result for this group"))
-                        continue
-                    results[g] = r
-                    code = code_of(r)
-                    if code in m.COORDINATOR_RETRY:
-                        self._forget_coordinator(g)
-                        retry.append(g)
-                    elif code in m.COORDINATOR_WAIT:
-                        retry.append(g)
+        async def send_to(node: int | None, groups: list[str]) -> Mapping[str, R]:
+            assert node is not None
+            return await send(node, groups)
 
-            await _gather([partial(one, node, gs, retry) for node, gs in by_node.items()])
-            pending = retry
-            if pending and not await self._backoff(deadline):
-                break
-        return {g: results[g] for g in group_ids}
+        def on_retry(group: str, code: int) -> None:
+            # loading (or another listed code): same coordinator, just wait
+            if code not in m.COORDINATOR_WAIT | retry_codes:
+                self._forget_coordinator(group, key_type)
+
+        fan = FanOut(
+            shard,
+            send_to,
+            code_of,
+            failed,
+            retry_codes=m.COORDINATOR_RETRY | m.COORDINATOR_WAIT | retry_codes,
+            on_retry=on_retry,
+        )
+        return await self._fan_out(fan, group_ids, deadline)
 
     async def _per_leader(
         self,
@@ -509,65 +500,41 @@ class AdminClient:
     ) -> dict[TopicPartition, R]:
         """Group partitions by leader, one concurrent request per leader; partitions whose
         leader moved (or whose leader was unreachable) are retried after a refresh."""
-        results: dict[TopicPartition, R] = {}
-        pending = list(tps)
-        topics = sorted({tp.topic for tp in tps})
-        await self._refresh(topics)
-        while pending:
+
+        async def shard(pending: list[TopicPartition]) -> Plan[TopicPartition, R]:
             md = self._cluster.metadata
-            by_leader: dict[int, list[TopicPartition]] = {}
-            retry: list[TopicPartition] = []
+            plan: Plan[TopicPartition, R] = Plan()
             for tp in pending:
                 parts = md.partitions_for(tp.topic)
                 if not parts:
-                    results[tp] = failed(tp, error_for_code(m.UNKNOWN_TOPIC_OR_PARTITION))
-                    continue
-                if tp.partition not in parts:
-                    results[tp] = failed(
-                        tp,
-                        error_for_code(
-                            m.UNKNOWN_TOPIC_OR_PARTITION,
-                            f"{tp.topic} has no partition {tp.partition}",
-                        ),
+                    plan.settle(tp, failed(tp, E.UnknownTopicOrPartitionError()))
+                elif tp.partition not in parts:
+                    error = E.UnknownTopicOrPartitionError(
+                        f"{tp.topic} has no partition {tp.partition}"
                     )
-                    continue
-                leader = md.leader_for(tp)
-                if leader is None or leader < 0:
-                    results[tp] = failed(tp, error_for_code(m.LEADER_NOT_AVAILABLE))
-                    retry.append(tp)
-                    continue
-                by_leader.setdefault(leader, []).append(tp)
+                    plan.settle(tp, failed(tp, error))
+                else:
+                    leader = md.leader_for(tp)
+                    if leader is None or leader < 0:
+                        plan.settle(tp, failed(tp, E.LeaderNotAvailableError()), again=True)
+                    else:
+                        plan.send(leader, tp)
+            return plan
 
-            async def one(
-                node: int, group: list[TopicPartition], retry: list[TopicPartition]
-            ) -> None:
-                try:
-                    got = await send(node, group)
-                except KafkaError as exc:
-                    if not _item_error(exc):
-                        raise
-                    for tp in group:
-                        results[tp] = failed(tp, exc)
-                    if _retriable(exc):
-                        retry.extend(group)
-                    return
-                self._note_errors(code_of(r) for r in got.values())
-                for tp in group:
-                    r = got.get(tp)
-                    if r is None:
-                        results[tp] = failed(tp, error_for_code(-1, "no result for partition"))
-                        continue
-                    results[tp] = r
-                    if code_of(r) in m.LEADER_RETRY:
-                        retry.append(tp)
+        async def send_to(
+            node: int | None, batch: list[TopicPartition]
+        ) -> Mapping[TopicPartition, R]:
+            assert node is not None
+            return await send(node, batch)
 
-            await _gather([partial(one, node, grp, retry) for node, grp in by_leader.items()])
-            pending = retry
-            if pending:
-                if not await self._backoff(deadline):
-                    break
-                await self._refresh_quietly(sorted({tp.topic for tp in pending}))
-        return {tp: results[tp] for tp in tps}
+        async def refresh(pending: list[TopicPartition]) -> None:
+            await self._refresh_quietly(sorted({tp.topic for tp in pending}))
+
+        await self._refresh(sorted({tp.topic for tp in tps}))
+        fan = FanOut(
+            shard, send_to, code_of, failed, retry_codes=m.LEADER_RETRY, before_round=refresh
+        )
+        return await self._fan_out(fan, tps, deadline)
 
     # -- topics ----------------------------------------------------------------------------
 
@@ -658,7 +625,9 @@ class AdminClient:
         self._cluster.request_metadata_update()
         return self._finish(ResultMap(got), raise_on_error)
 
-    async def _metadata(self, topics: Sequence[str] | None, deadline: _Deadline) -> Any:
+    async def _metadata(
+        self, topics: Sequence[str] | None, deadline: _Deadline
+    ) -> MetadataResponse:
         while True:
             try:
                 _, resp = await self._send(
@@ -695,7 +664,9 @@ class AdminClient:
         """Cluster id, controller and brokers (DescribeCluster, or Metadata on old brokers)."""
         deadline = self._deadline(timeout_ms)
         try:
-            _, resp = await self._send(None, apis.DESCRIBE_CLUSTER, lambda v: {}, deadline)
+            _, resp = await self._send(
+                None, apis.DESCRIBE_CLUSTER, lambda v: DescribeClusterRequest(), deadline
+            )
         except IncompatibleBrokerVersionError:
             return m.cluster_from_metadata(await self._metadata([], deadline))
         if resp.error_code:
@@ -766,15 +737,12 @@ class AdminClient:
         deadline = self._deadline(timeout_ms)
 
         async def send(node: int, gs: Sequence[str]) -> Mapping[str, GroupDescription]:
-            def build(v: int) -> dict[str, Any]:
-                body: dict[str, Any] = {"groups": list(gs)}
-                if v >= 3:
-                    body["include_authorized_operations"] = include_authorized_operations
-                elif include_authorized_operations:
-                    raise m.unsupported("DescribeGroups", "include_authorized_operations", v)
-                return body
-
-            _, resp = await self._send(node, apis.DESCRIBE_GROUPS, build, deadline)
+            _, resp = await self._send(
+                node,
+                apis.DESCRIBE_GROUPS,
+                lambda v: m.describe_groups_request(gs, include_authorized_operations, v),
+                deadline,
+            )
             return m.group_descriptions(resp, node, include_authorized_operations)
 
         got = await self._per_group(
@@ -785,6 +753,59 @@ class AdminClient:
             lambda g, e: GroupDescription(g, error=e),
         )
         return self._finish(ResultMap(got), raise_on_error)
+
+    async def describe_consumer_groups(
+        self,
+        group_ids: Sequence[str],
+        *,
+        include_authorized_operations: bool = False,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, ConsumerGroupDescription]:
+        """Consumer groups of either protocol, in one shape.
+
+        Groups on the consumer protocol (KIP-848) come from ConsumerGroupDescribe: member
+        epochs, assignments and target assignments, subscriptions, the broker's assignor.
+        Classic groups (the broker answers GROUP_ID_NOT_FOUND to ConsumerGroupDescribe for
+        them), and every group on a broker without ConsumerGroupDescribe, are described with
+        DescribeGroups instead; ``group_type`` tells which.
+        """
+        groups = _group_ids(group_ids)
+        deadline = self._deadline(timeout_ms)
+
+        async def send(node: int, gs: Sequence[str]) -> Mapping[str, ConsumerGroupDescription]:
+            request = m.consumer_group_descriptions_request(gs, include_authorized_operations)
+            _, resp = await self._send(
+                node, apis.CONSUMER_GROUP_DESCRIBE, lambda _v: request, deadline
+            )
+            return m.consumer_group_descriptions(resp, node, include_authorized_operations)
+
+        try:
+            got = await self._per_group(
+                groups,
+                send,
+                lambda r: m.error_code(r.error),
+                deadline,
+                lambda g, e: ConsumerGroupDescription(g, error=e),
+            )
+        except IncompatibleBrokerVersionError:
+            got = {}
+        classic = [
+            g
+            for g in groups
+            if g not in got
+            or isinstance(got[g].error, IncompatibleBrokerVersionError)
+            or m.error_code(got[g].error) == m.GROUP_ID_NOT_FOUND
+        ]
+        if classic:
+            described = await self.describe_groups(
+                classic,
+                include_authorized_operations=include_authorized_operations,
+                timeout_ms=max(1, int((deadline.at - anyio.current_time()) * 1000)),
+            )
+            for g in classic:
+                got[g] = m.consumer_group_from_classic(described[g])
+        return self._finish(ResultMap({g: got[g] for g in groups}), raise_on_error)
 
     async def delete_groups(
         self,
@@ -799,7 +820,7 @@ class AdminClient:
 
         async def send(node: int, gs: Sequence[str]) -> Mapping[str, DeleteGroupResult]:
             _, resp = await self._send(
-                node, apis.DELETE_GROUPS, lambda v: {"groups_names": list(gs)}, deadline
+                node, apis.DELETE_GROUPS, lambda v: m.delete_groups_request(gs), deadline
             )
             return m.delete_groups_results(resp)
 
@@ -813,8 +834,12 @@ class AdminClient:
         return self._finish(ResultMap(got), raise_on_error)
 
     async def _group_call(
-        self, group_id: str, api: Api, build: Callable[[int], Any], deadline: _Deadline
-    ) -> tuple[int, Any]:
+        self,
+        group_id: str,
+        api: Api[ReqT, RespT],
+        build: Callable[[int], ReqT],
+        deadline: _Deadline,
+    ) -> tuple[int, RespT]:
         """One request to a group's coordinator, retried while the coordinator moves or the
         connection fails; returns (version, response)."""
         if not isinstance(group_id, str) or not group_id:
@@ -958,36 +983,69 @@ class AdminClient:
             [int | None, Sequence[ConfigResource]], Awaitable[Mapping[ConfigResource, R]]
         ],
         failed: Callable[[ConfigResource, KafkaError], R],
+        code_of: Callable[[R], int],
+        deadline: _Deadline,
     ) -> dict[ConfigResource, R]:
-        """Broker resources go to their own broker; all others together to any broker."""
-        targets: dict[int | None, list[ConfigResource]] = {}
-        results: dict[ConfigResource, R] = {}
-        brokers = self._cluster.metadata.brokers
-        for res in resources:
-            node = res.broker_id
-            if node is not None and node not in brokers:
-                results[res] = failed(
-                    res, error_for_code(_BROKER_NOT_AVAILABLE, f"no broker {node} in the cluster")
-                )
-                continue
-            targets.setdefault(node, []).append(res)
+        """Broker resources go to their own broker; all others together to any broker.
+        A failed connection is retried after a refresh; broker errors are per resource."""
 
-        async def one(node: int | None, rs: list[ConfigResource]) -> None:
-            try:
-                got = await send(node, rs)
-            except KafkaError as exc:
-                if not _item_error(exc):
-                    raise
-                for r in rs:
-                    results[r] = failed(r, exc)
-                return
-            for r in rs:
-                results[r] = got.get(r) or failed(
-                    r, error_for_code(-1, "no result for this resource")
-                )
+        async def shard(pending: list[ConfigResource]) -> Plan[ConfigResource, R]:
+            brokers = self._cluster.metadata.brokers
+            plan: Plan[ConfigResource, R] = Plan()
+            for res in pending:
+                node = res.broker_id
+                if node is not None and node not in brokers:
+                    error = E.BrokerNotAvailableError(f"no broker {node} in the cluster")
+                    plan.settle(res, failed(res, error))
+                else:
+                    plan.send(node, res)
+            return plan
 
-        await _gather([partial(one, node, rs) for node, rs in targets.items()])
-        return {r: results[r] for r in resources}
+        async def refresh(pending: list[ConfigResource]) -> None:
+            await self._refresh_quietly([])
+
+        fan = FanOut(shard, send, code_of, failed, before_round=refresh)
+        return await self._fan_out(fan, resources, deadline)
+
+    async def _per_broker(
+        self,
+        brokers: Sequence[int] | None,
+        send: Callable[[int], Awaitable[R]],
+        failed: Callable[[int, KafkaError], R],
+        code_of: Callable[[R], int],
+        deadline: _Deadline,
+        *,
+        retry_codes: frozenset[int] = frozenset(),
+    ) -> dict[int, R]:
+        """One request to each of ``brokers`` (None: every broker in metadata), all at once.
+
+        The key is the broker's node id; a broker not in metadata gets
+        BrokerNotAvailableError, a failed connection is retried after a refresh.
+        """
+        if brokers is None:
+            await self._refresh_quietly([])
+            brokers = sorted(self._cluster.metadata.brokers)
+
+        async def shard(pending: list[int]) -> Plan[int, R]:
+            known = self._cluster.metadata.brokers
+            plan: Plan[int, R] = Plan()
+            for node in pending:
+                if node in known:
+                    plan.send(node, node)
+                else:
+                    error = E.BrokerNotAvailableError(f"no broker {node} in the cluster")
+                    plan.settle(node, failed(node, error))
+            return plan
+
+        async def send_to(node: int | None, keys: list[int]) -> Mapping[int, R]:
+            assert node is not None
+            return {node: await send(node)}
+
+        async def refresh(pending: list[int]) -> None:
+            await self._refresh_quietly([])
+
+        fan = FanOut(shard, send_to, code_of, failed, retry_codes=retry_codes, before_round=refresh)
+        return await self._fan_out(fan, list(brokers), deadline)
 
     def _resources(self, resources: Iterable[ConfigResource]) -> list[ConfigResource]:
         out = _unique(resources, "config resource")
@@ -1022,42 +1080,45 @@ class AdminClient:
         async def send(
             node: int | None, batch: Sequence[ConfigResource]
         ) -> Mapping[ConfigResource, ConfigDescription]:
-            async def call() -> Any:
-                return await self._send(
-                    node,
-                    apis.DESCRIBE_CONFIGS,
-                    lambda v: m.describe_configs_request(
-                        batch, config_names, include_synonyms, include_documentation, v
-                    ),
-                    deadline,
-                )
-
-            version, resp = await self._with_retries(deadline, call)
+            version, resp = await self._send(
+                node,
+                apis.DESCRIBE_CONFIGS,
+                lambda v: m.describe_configs_request(
+                    batch, config_names, include_synonyms, include_documentation, v
+                ),
+                deadline,
+            )
             return m.describe_configs_results(resp, batch, version)
 
-        got = await self._per_resource_target(rs, send, lambda r, e: ConfigDescription(r, error=e))
-        self._note_errors(m.error_code(r.error) for r in got.values())
+        got = await self._per_resource_target(
+            rs,
+            send,
+            lambda r, e: ConfigDescription(r, error=e),
+            lambda r: m.error_code(r.error),
+            deadline,
+        )
         return self._finish(ResultMap(got), raise_on_error)
 
     async def _alter(
         self,
-        api: Api,
+        api: Api[ReqT, _AlterResp],
         rs: Sequence[ConfigResource],
-        build: Callable[[Sequence[ConfigResource]], Any],
+        build: Callable[[Sequence[ConfigResource]], ReqT],
         deadline: _Deadline,
     ) -> dict[ConfigResource, AlterConfigsResult]:
         async def send(
             node: int | None, batch: Sequence[ConfigResource]
         ) -> Mapping[ConfigResource, AlterConfigsResult]:
-            async def call() -> Any:
-                return await self._send(node, api, lambda v: build(batch), deadline)
-
-            _, resp = await self._with_retries(deadline, call)
+            _, resp = await self._send(node, api, lambda v: build(batch), deadline)
             return m.alter_configs_results(resp, batch)
 
-        got = await self._per_resource_target(rs, send, lambda r, e: AlterConfigsResult(r, e))
-        self._note_errors(m.error_code(r.error) for r in got.values())
-        return got
+        return await self._per_resource_target(
+            rs,
+            send,
+            lambda r, e: AlterConfigsResult(r, e),
+            lambda r: m.error_code(r.error),
+            deadline,
+        )
 
     async def alter_configs(
         self,
@@ -1211,6 +1272,164 @@ class AdminClient:
         )
         return self._finish(ResultMap(got), raise_on_error)
 
+    # -- leaders ---------------------------------------------------------------------------
+
+    async def elect_leaders(
+        self,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        election_type: ElectionType = ElectionType.PREFERRED,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[TopicPartition, ElectLeadersResult]:
+        """Elect leaders (ElectLeaders): by default make each partition's preferred replica
+        (the first of its replicas) its leader again, e.g. after a broker came back.
+
+        ``partitions`` None means every partition of the cluster (the broker answers for
+        those whose leader it changed or could not change). A partition whose preferred
+        replica already leads gets ElectionNotNeededError as its item error; one whose
+        preferred replica is down or out of sync gets PreferredLeaderNotAvailableError.
+        """
+        tps = None if partitions is None else [_tp(p) for p in partitions]
+        if tps is not None:
+            if not tps:
+                raise ConfigError("elect_leaders needs at least one partition (or None: all)")
+            _unique(tps, "partition")
+        kind = ElectionType(election_type)
+        deadline = self._deadline(timeout_ms)
+        while True:
+            try:
+                version, resp = await self._send(
+                    None,
+                    apis.ELECT_LEADERS,
+                    lambda v: m.elect_leaders_request(
+                        int(kind), tps, self._remaining_ms(deadline), v
+                    ),
+                    deadline,
+                )
+            except KafkaError as exc:
+                if not _retriable(exc) or not await self._backoff(deadline):
+                    raise
+                continue
+            code = getattr(resp, "error_code", 0) if version >= 1 else 0
+            if code:
+                self._note_errors([code])
+                err = error_for_code(code)
+                if err.retriable and await self._backoff(deadline):
+                    continue
+                raise err
+            break
+        got = m.elect_leaders_results(resp)
+        self._note_errors(m.error_code(r.error) for r in got.values())
+        self._cluster.request_metadata_update()
+        if tps is not None:
+            for tp in tps:
+                if tp not in got:
+                    got[tp] = ElectLeadersResult(
+                        tp.topic, tp.partition, error_for_code(-1, "no result for this partition")
+                    )
+        return self._finish(ResultMap(got), raise_on_error)
+
+    # -- partition reassignments -------------------------------------------------------
+
+    async def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        *,
+        allow_replication_factor_change: bool = True,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[TopicPartition, ReassignmentResult]:
+        """Move partitions to other brokers (AlterPartitionReassignments, KIP-455).
+
+        ``reassignments`` maps each partition to its target replicas (broker ids, the first
+        one preferred as leader), or to None to cancel that partition's move in progress.
+        The controller accepts or refuses each partition at once and carries the move out
+        in the background: new replicas copy the log and join the ISR, then the old ones
+        leave (a leader that is not a target hands leadership to one first). Watch it with
+        :meth:`list_partition_reassignments`; producers and consumers follow the leader as
+        it moves.
+
+        ``allow_replication_factor_change=False`` makes the controller refuse a target
+        whose length differs from the partition's replica count (Kafka 3.9+ brokers).
+        Per-partition refusals (an unknown broker id: InvalidReplicaAssignmentError; no
+        move to cancel: NoReassignmentInProgressError) are item errors.
+        """
+        targets = ra.check_targets(reassignments)
+        if not isinstance(allow_replication_factor_change, bool):
+            raise ConfigError(
+                "allow_replication_factor_change must be a bool, got "
+                f"{allow_replication_factor_change!r}"
+            )
+        deadline = self._deadline(timeout_ms)
+        _, resp = await self._controller_request(
+            apis.ALTER_PARTITION_REASSIGNMENTS,
+            lambda v: ra.alter_request(
+                targets, allow_replication_factor_change, self._remaining_ms(deadline), v
+            ),
+            lambda r: r.error_code,
+            deadline,
+        )
+        top, got = ra.alter_results(resp, targets)
+        if top is not None:
+            raise top
+        self._note_errors(m.error_code(r.error) for r in got.values())
+        self._cluster.request_metadata_update()
+        return self._finish(ResultMap(got), raise_on_error)
+
+    async def list_partition_reassignments(
+        self,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """The partition moves in progress (ListPartitionReassignments), by partition:
+        every one in the cluster, or those among ``partitions`` (a partition that is not
+        moving, or does not exist, is simply absent). Raises the controller's error, if
+        any."""
+        tps = None if partitions is None else _unique([_tp(p) for p in partitions], "partition")
+        if tps is not None and not tps:
+            raise ConfigError(
+                "list_partition_reassignments needs at least one partition (or None: all)"
+            )
+        deadline = self._deadline(timeout_ms)
+        _, resp = await self._controller_request(
+            apis.LIST_PARTITION_REASSIGNMENTS,
+            lambda v: ra.list_request(tps, self._remaining_ms(deadline)),
+            lambda r: r.error_code,
+            deadline,
+        )
+        top, got = ra.list_results(resp)
+        if top is not None:
+            raise top
+        return got
+
+    async def _controller_request(
+        self,
+        api: Api[ReqT, RespT],
+        build: Callable[[int], ReqT],
+        top_code: Callable[[RespT], int],
+        deadline: _Deadline,
+    ) -> tuple[int, RespT]:
+        """One request to the controller (any broker forwards it on KRaft clusters),
+        resent after a backoff while the connection fails or the request-level error is
+        retriable (NOT_CONTROLLER, a controller being elected), until ``deadline``."""
+        while True:
+            try:
+                version, resp = await self._send(await self._controller(), api, build, deadline)
+            except KafkaError as exc:
+                if not _retriable(exc) or not await self._backoff(deadline):
+                    raise
+                await self._refresh_quietly()
+                continue
+            code = top_code(resp)
+            if code:
+                self._note_errors([code])
+                if error_for_code(code).retriable and await self._backoff(deadline):
+                    await self._refresh_quietly()
+                    continue
+            return version, resp
+
     # -- ACLs ------------------------------------------------------------------------------
 
     async def describe_acls(
@@ -1222,12 +1441,9 @@ class AdminClient:
             raise ConfigError(f"describe_acls expects an AclBindingFilter, got {flt!r}")
         deadline = self._deadline(timeout_ms)
 
-        async def call() -> Any:
+        async def call() -> tuple[int, DescribeAclsResponse]:
             return await self._send(
-                None,
-                apis.DESCRIBE_ACLS,
-                lambda v: m.acl_filter_fields(flt, v, "DescribeAcls"),
-                deadline,
+                None, apis.DESCRIBE_ACLS, lambda v: m.describe_acls_request(flt, v), deadline
             )
 
         _, resp = await self._with_retries(deadline, call)
@@ -1253,7 +1469,7 @@ class AdminClient:
             return ResultMap()
         deadline = self._deadline(timeout_ms)
 
-        async def call() -> Any:
+        async def call() -> tuple[int, CreateAclsResponse]:
             return await self._send(
                 None, apis.CREATE_ACLS, lambda v: m.create_acls_request(items, v), deadline
             )
@@ -1279,18 +1495,367 @@ class AdminClient:
             return ResultMap()
         deadline = self._deadline(timeout_ms)
 
-        async def call() -> Any:
+        async def call() -> tuple[int, DeleteAclsResponse]:
             return await self._send(
-                None,
-                apis.DELETE_ACLS,
-                lambda v: {"filters": [m.acl_filter_fields(f, v, "DeleteAcls") for f in items]},
-                deadline,
+                None, apis.DELETE_ACLS, lambda v: m.delete_acls_request(items, v), deadline
             )
 
         _, resp = await self._with_retries(deadline, call)
         got = m.delete_acls_results(resp, items)
         self._note_errors(m.error_code(r.error) for r in got.values())
         return self._finish(ResultMap(got), raise_on_error)
+
+    # -- SCRAM users (KIP-554) -------------------------------------------------------------
+
+    async def describe_scram_credentials(
+        self, users: Sequence[str] | None = None, *, timeout_ms: int | None = None
+    ) -> ResultMap[str, UserScramCredentials]:
+        """The SCRAM credentials (mechanism, iterations) stored for ``users`` (None: all).
+
+        A user without credentials gets ``ResourceNotFoundError`` as its item error; a
+        request-level refusal (``ClusterAuthorizationFailedError``) is raised.
+        """
+        names = None if users is None else _unique(users, "user")
+        if names == []:
+            return ResultMap()
+        body = scram.describe_request(names)
+        deadline = self._deadline(timeout_ms)
+
+        async def call() -> tuple[int, DescribeUserScramCredentialsResponse]:
+            return await self._send(
+                None, apis.DESCRIBE_USER_SCRAM_CREDENTIALS, lambda v: body, deadline
+            )
+
+        _, resp = await self._with_retries(deadline, call)
+        error, got = scram.describe_results(resp)
+        if error is not None:
+            self._note_errors([m.error_code(error)])
+            raise error
+        self._note_errors(m.error_code(r.error) for r in got.values())
+        if names is None:
+            return ResultMap(got)
+        missing = error_for_code(-1, "the broker returned no result")
+        return ResultMap((n, got.get(n) or UserScramCredentials(n, error=missing)) for n in names)
+
+    async def upsert_scram_credentials(
+        self,
+        upsertions: Sequence[ScramUpsertion],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, UserScramResult]:
+        """Create or replace SCRAM credentials; per-user results.
+
+        The password is salted here (``salt``/``iterations`` of each
+        :class:`ScramUpsertion`) and never sent. Users can log in with the new credential
+        once the broker has applied it (it propagates through the metadata log, shortly
+        after the call returns).
+        """
+        return await self._alter_scram(
+            [scram.upsertion_fields(u) for u in upsertions], [], timeout_ms, raise_on_error
+        )
+
+    async def delete_scram_credentials(
+        self,
+        deletions: Sequence[ScramDeletion],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, UserScramResult]:
+        """Remove SCRAM credentials; per-user results (``ResourceNotFoundError`` for one
+        that does not exist)."""
+        return await self._alter_scram(
+            [], [scram.deletion_fields(d) for d in deletions], timeout_ms, raise_on_error
+        )
+
+    async def _alter_scram(
+        self,
+        upsertions: list[ScramCredentialUpsertion],
+        deletions: list[ScramCredentialDeletion],
+        timeout_ms: int | None,
+        raise_on_error: bool,
+    ) -> ResultMap[str, UserScramResult]:
+        rounds = scram.alter_rounds(upsertions, deletions)
+        if not rounds:
+            return ResultMap()
+        deadline = self._deadline(timeout_ms)
+        results: dict[str, UserScramResult] = {}
+        for body, users in rounds:
+
+            async def call(
+                body: AlterUserScramCredentialsRequest = body,
+            ) -> tuple[int, AlterUserScramCredentialsResponse]:
+                return await self._send(
+                    None, apis.ALTER_USER_SCRAM_CREDENTIALS, lambda v: body, deadline
+                )
+
+            _, resp = await self._with_retries(deadline, call)
+            got = scram.alter_results(resp, users)
+            self._note_errors(m.error_code(r.error) for r in got.values())
+            for user, r in got.items():
+                if user not in results or results[user].error is None:
+                    results[user] = r
+        return self._finish(ResultMap(results), raise_on_error)
+
+    # -- client quotas (KIP-546): admin/quotas.py -----------------------------------------
+
+    async def describe_client_quotas(
+        self,
+        filters: Sequence[ClientQuotaFilter] = (),
+        *,
+        strict: bool = False,
+        timeout_ms: int | None = None,
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """The quotas of every entity matching all ``filters`` (none: every entity), as
+        entity -> {quota name: value}. ``strict`` leaves out entities with components of
+        types the filters do not name. A refusal (ClusterAuthorizationFailedError) raises."""
+        return await quotas.describe_client_quotas(
+            self, filters, strict=strict, timeout_ms=timeout_ms
+        )
+
+    async def alter_client_quotas(
+        self,
+        alterations: Sequence[ClientQuotaAlteration],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[ClientQuotaEntity, ClientQuotaAlterResult]:
+        """Set (a number) or remove (``None``) quotas of entities; per-entity results.
+        ``validate_only`` checks the changes without applying them. The new values reach
+        every broker through the metadata log, shortly after the call returns."""
+        return await quotas.alter_client_quotas(
+            self,
+            alterations,
+            validate_only=validate_only,
+            timeout_ms=timeout_ms,
+            raise_on_error=raise_on_error,
+        )
+
+    # -- log dirs, features, quorum, paged topics: admin/cluster_ops.py --------------------
+
+    async def describe_log_dirs(
+        self,
+        brokers: Sequence[int] | None = None,
+        partitions: Sequence[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[int, BrokerLogDirs]:
+        """Each broker's log directories (None: every broker), with the size and lag of the
+        replicas in them (``partitions`` None: all). One request per broker, concurrently;
+        a broker that cannot be reached gets its error as its item."""
+        return await cluster_ops.describe_log_dirs(
+            self, brokers, partitions, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def describe_features(self, *, timeout_ms: int | None = None) -> FeatureMetadata:
+        """The features the cluster has finalized and the levels a broker supports
+        (ApiVersions v3+, KIP-584), as the Java client's ``describeFeatures``."""
+        return await cluster_ops.describe_features(self, timeout_ms=timeout_ms)
+
+    async def update_features(
+        self,
+        updates: Mapping[str, FeatureUpdate | int],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, FeatureUpdateResult]:
+        """Change finalized feature levels (UpdateFeatures; an int is an upgrade to that
+        level); per-feature results. Kafka applies the update all or nothing, so on
+        UpdateFeatures v2 one error is every feature's. ``validate_only`` is a dry run."""
+        return await cluster_ops.update_features(
+            self,
+            updates,
+            validate_only=validate_only,
+            timeout_ms=timeout_ms,
+            raise_on_error=raise_on_error,
+        )
+
+    async def describe_metadata_quorum(self, *, timeout_ms: int | None = None) -> QuorumInfo:
+        """The KRaft metadata quorum: leader, epoch, high watermark, voters and observers
+        with their log end offsets (DescribeQuorum, to any broker of Kafka 4.x)."""
+        return await cluster_ops.describe_metadata_quorum(self, timeout_ms=timeout_ms)
+
+    async def describe_topic_partitions(
+        self,
+        topics: Sequence[str] | None = None,
+        *,
+        partition_limit: int = 2000,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, TopicDescription]:
+        """Like :meth:`describe_topics`, through DescribeTopicPartitions (KIP-966, Kafka
+        3.8+): paged, at most ``partition_limit`` partitions per response, the pages followed
+        by cursor, and with each partition's eligible leader replicas. ``topics`` None: every
+        topic. A broker without the API raises IncompatibleBrokerVersionError."""
+        return await cluster_ops.describe_topic_partitions(
+            self,
+            topics,
+            partition_limit=partition_limit,
+            timeout_ms=timeout_ms,
+            raise_on_error=raise_on_error,
+        )
+
+    # -- transactions and producers (KIP-664): admin/transactions.py -----------------------
+
+    async def list_transactions(
+        self,
+        *,
+        states: Sequence[str] | None = None,
+        producer_ids: Sequence[int] | None = None,
+        duration_ms: int | None = None,
+        transactional_id_pattern: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> list[TransactionListing]:
+        """Every transactional id the coordinators know, sorted, filtered by state
+        (``["Ongoing"]``), producer id, how long the transaction has run (ListTransactions
+        v1+) and a regular expression on the id (v2+). Every broker is asked; one that
+        fails makes the call raise (its transactions would be missing otherwise)."""
+        return await transactions.list_transactions(
+            self,
+            states=states,
+            producer_ids=producer_ids,
+            duration_ms=duration_ms,
+            transactional_id_pattern=transactional_id_pattern,
+            timeout_ms=timeout_ms,
+        )
+
+    async def describe_transactions(
+        self,
+        transactional_ids: Sequence[str],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, TransactionDescription]:
+        """State, producer id and epoch, timeout, start time and partitions of each
+        transactional id, from its transaction coordinator (TransactionalIdNotFoundError
+        for an unknown id)."""
+        return await transactions.describe_transactions(
+            self, transactional_ids, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def describe_producers(
+        self,
+        partitions: Sequence[TopicPartition],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[TopicPartition, PartitionProducers]:
+        """The producers each partition's leader keeps state for: id, epoch, last sequence
+        and timestamp, coordinator epoch, and the start offset of an open transaction (how
+        to find a hanging one)."""
+        return await transactions.describe_producers(
+            self, partitions, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def abort_transaction(
+        self, spec: AbortTransactionSpec, *, timeout_ms: int | None = None
+    ) -> None:
+        """Abort a hanging transaction on one partition: the leader writes the abort marker
+        (WriteTxnMarkers), as the Java admin client's ``abortTransaction``. Build the spec
+        from :meth:`describe_producers` (``AbortTransactionSpec.of(tp, producer)``). Raises
+        the leader's error (e.g. InvalidProducerEpochError for a stale epoch,
+        TransactionCoordinatorFencedError for a stale coordinator epoch)."""
+        await transactions.abort_transaction(self, spec, timeout_ms=timeout_ms)
+
+    async def fence_producers(
+        self,
+        transactional_ids: Sequence[str],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, FenceProducerResult]:
+        """Fence the producers of ``transactional_ids``: bump each id's epoch at its
+        transaction coordinator (InitProducerId), which aborts its open transaction and
+        makes the current producer's next request fail as fenced. Per-id results carry
+        the producer id and the new epoch."""
+        return await transactions.fence_producers(
+            self, transactional_ids, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    # -- share groups (KIP-932): admin/share_groups.py -------------------------------------
+
+    async def list_share_groups(
+        self, *, states: Sequence[str] | None = None, timeout_ms: int | None = None
+    ) -> list[GroupListing]:
+        """Every share group of every broker (ListGroups v5 with the type filter "share"),
+        sorted by id; ``states`` filters (``["Stable", "Empty"]``)."""
+        return await share_groups.list_share_groups(self, states=states, timeout_ms=timeout_ms)
+
+    async def describe_share_groups(
+        self,
+        group_ids: Sequence[str],
+        *,
+        include_authorized_operations: bool = False,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, ShareGroupDescription]:
+        """State, epochs, assignor and members (with their assignments) of share groups
+        (ShareGroupDescribe at each group's coordinator; GroupIdNotFoundError for a group
+        that is not a share group)."""
+        return await share_groups.describe_share_groups(
+            self,
+            group_ids,
+            include_authorized_operations=include_authorized_operations,
+            timeout_ms=timeout_ms,
+            raise_on_error=raise_on_error,
+        )
+
+    async def delete_share_groups(
+        self,
+        group_ids: Sequence[str],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, DeleteGroupResult]:
+        """Delete empty share groups and their state (NonEmptyGroupError while members
+        remain)."""
+        return await share_groups.delete_share_groups(
+            self, group_ids, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def list_share_group_offsets(
+        self,
+        group_id: str,
+        partitions: Sequence[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[TopicPartition, ShareGroupOffset]:
+        """The start offset of each of a share group's share-partitions (``partitions``
+        None: all it has); a group-level error raises."""
+        return await share_groups.list_share_group_offsets(
+            self, group_id, partitions, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def alter_share_group_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[TopicPartition, PartitionResult]:
+        """Set the start offsets of an empty share group's share-partitions (the group
+        then delivers from there); a group with members raises (Kafka refuses it)."""
+        return await share_groups.alter_share_group_offsets(
+            self, group_id, offsets, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
+
+    async def delete_share_group_offsets(
+        self,
+        group_id: str,
+        topics: Sequence[str],
+        *,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, ShareGroupTopicResult]:
+        """Delete an empty share group's state for whole topics; per-topic results."""
+        return await share_groups.delete_share_group_offsets(
+            self, group_id, topics, timeout_ms=timeout_ms, raise_on_error=raise_on_error
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -1,22 +1,33 @@
-"""``AdminSettings``: the typed keyword arguments of :class:`~kafka_async.admin.AdminClient`.
+"""``AdminConfig``: the checked settings of :class:`~kafka_async.admin.AdminClient`.
 
-The admin client has no config class of its own: it validates the shared settings with
-:class:`~kafka_async.net.config.ClientConfig` and checks ``default_api_timeout_ms`` itself.
+The shared connection settings go to :class:`~kafka_async.net.config.ClientConfig` (with
+``client_id`` defaulting to ``"kafka-async-admin"``); the admin client's own are declared in
+:mod:`kafka_async.admin.settings`. ``AdminSettings`` types ``AdminClient``'s keyword
+arguments.
 """
 
 from __future__ import annotations
 
-from ..net.config import ClientSettings
+from typing import Any
 
-__all__ = ["AdminSettings"]
+from ..net.config import ClientConfig
+from ..net.settings import SCHEMA as CLIENT_SCHEMA
+from .settings import SCHEMA, SHARED_DEFAULTS
+from .settings_generated import AdminFields, AdminSettings
+
+__all__ = ["AdminConfig", "AdminSettings"]
 
 
-class AdminSettings(ClientSettings, total=False):
-    """The keyword arguments of ``AdminClient``, typed for editors and mypy.
+class AdminConfig(AdminFields):
+    """Every admin client setting, checked."""
 
-    The shared connection/security settings of :class:`ClientSettings` (``client_id``
-    defaults to ``"kafka-async-admin"`` here) plus ``default_api_timeout_ms``: the deadline of
-    each admin call, retries included, when the call passes no ``timeout_ms`` (60 000).
-    """
+    __slots__ = ()
 
-    default_api_timeout_ms: int
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> AdminConfig:
+        """Validate keyword arguments (shared ones go to ``ClientConfig``)."""
+        own, shared = SCHEMA.split(kwargs, CLIENT_SCHEMA)
+        for name, value in SHARED_DEFAULTS.items():
+            if shared.get(name) is None:
+                shared[name] = value
+        return cls(client=ClientConfig(**shared), **own)

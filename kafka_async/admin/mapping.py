@@ -1,8 +1,8 @@
 """Pure translation between admin arguments, request bodies and result dataclasses.
 
 No I/O here: every function takes plain values (and the negotiated API version where the
-wire shape depends on it) and returns a request body dict or result objects. The client in
-``client.py`` only routes, sends and retries; these functions are what the unit tests
+wire shape depends on it) and returns a typed request message or result objects. The client
+in ``client.py`` only routes, sends and retries; these functions are what the unit tests
 exercise with hand-built responses.
 """
 
@@ -11,12 +11,35 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
+from .. import errors as E
 from ..errors import IncompatibleBrokerVersionError, KafkaError, error_for_code
+from ..protocol.apis import alter_configs as ac
+from ..protocol.apis import consumer_group_describe as cgd
+from ..protocol.apis import create_acls as ca
+from ..protocol.apis import create_partitions as cp
+from ..protocol.apis import create_topics as ct
+from ..protocol.apis import delete_acls as da
+from ..protocol.apis import delete_groups as dg
+from ..protocol.apis import delete_records as dr
+from ..protocol.apis import delete_topics as dt
+from ..protocol.apis import describe_acls as dacl
+from ..protocol.apis import describe_cluster as dc
+from ..protocol.apis import describe_configs as dcf
+from ..protocol.apis import describe_groups as dgr
+from ..protocol.apis import incremental_alter_configs as iac
+from ..protocol.apis import list_groups as lg
+from ..protocol.apis import list_offsets as lo
+from ..protocol.apis import metadata as md
+from ..protocol.apis import offset_commit as oc
+from ..protocol.apis import offset_delete as od
+from ..protocol.apis import offset_fetch as of
+from ..protocol.apis.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
+from ..protocol.apis.elect_leaders import TopicPartitions as ElectLeadersTopicPartitions
 from ..protocol.codec import ZERO_UUID
 from ..structs import OffsetAndMetadata, TopicPartition
 from .results import (
+    MEMBER_TYPES,
     AclCreationResult,
     AclDeletionResult,
     AlterConfigsResult,
@@ -25,11 +48,14 @@ from .results import (
     ConfigDescription,
     ConfigEntry,
     ConfigSynonym,
+    ConsumerGroupDescription,
+    ConsumerGroupMember,
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteGroupResult,
     DeleteRecordsResult,
     DeleteTopicResult,
+    ElectLeadersResult,
     GroupDescription,
     GroupListing,
     GroupOffset,
@@ -55,17 +81,17 @@ from .types import (
     PatternType,
 )
 
-# Error codes the client reacts to by re-routing (see client.py); named here once.
-UNKNOWN_TOPIC_OR_PARTITION = 3
-LEADER_NOT_AVAILABLE = 5
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-NOT_CONTROLLER = 41
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
+# Error codes the client reacts to by re-routing (see client.py), by name from errors.py.
+UNKNOWN_TOPIC_OR_PARTITION = E.UnknownTopicOrPartitionError.code
+LEADER_NOT_AVAILABLE = E.LeaderNotAvailableError.code
+NOT_LEADER_OR_FOLLOWER = E.NotLeaderOrFollowerError.code
+REQUEST_TIMED_OUT = E.RequestTimedOutError.code
+COORDINATOR_LOAD_IN_PROGRESS = E.CoordinatorLoadInProgressError.code
+COORDINATOR_NOT_AVAILABLE = E.CoordinatorNotAvailableError.code
+NOT_COORDINATOR = E.NotCoordinatorError.code
+NOT_CONTROLLER = E.NotControllerError.code
+FENCED_LEADER_EPOCH = E.FencedLeaderEpochError.code
+UNKNOWN_LEADER_EPOCH = E.UnknownLeaderEpochError.code
 
 #: Codes after which a request must go to a freshly looked-up controller.
 CONTROLLER_RETRY = frozenset({NOT_CONTROLLER})
@@ -120,7 +146,7 @@ def unsupported(api_name: str, what: str, version: int) -> IncompatibleBrokerVer
 
 def create_topics_request(
     topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool, version: int
-) -> dict[str, Any]:
+) -> ct.CreateTopicsRequest:
     if validate_only and version < 1:
         raise unsupported("CreateTopics", "validate_only", version)
     if version < 4:
@@ -130,31 +156,29 @@ def create_topics_request(
                 t.num_partitions == -1 or t.replication_factor == -1
             ):
                 raise unsupported("CreateTopics", "broker-default partition counts", version)
-    body: dict[str, Any] = {
-        "topics": [
-            {
-                "name": t.name,
-                "num_partitions": t.num_partitions,
-                "replication_factor": t.replication_factor,
-                "assignments": [
-                    {"partition_index": p, "broker_ids": list(ids)}
+    return ct.CreateTopicsRequest(
+        topics=[
+            ct.CreatableTopic(
+                name=t.name,
+                num_partitions=t.num_partitions,
+                replication_factor=t.replication_factor,
+                assignments=[
+                    ct.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
                     for p, ids in sorted((t.replica_assignment or {}).items())
                 ],
-                "configs": [{"name": k, "value": v} for k, v in t.config.items()],
-            }
+                configs=[ct.CreatableTopicConfig(name=k, value=v) for k, v in t.config.items()],
+            )
             for t in topics
         ],
-        "timeout_ms": timeout_ms,
-    }
-    if version >= 1:
-        body["validate_only"] = validate_only
-    return body
+        timeout_ms=timeout_ms,
+        validate_only=validate_only,
+    )
 
 
-def create_topics_results(resp: Any) -> dict[str, CreateTopicResult]:
+def create_topics_results(resp: ct.CreateTopicsResponse) -> dict[str, CreateTopicResult]:
     out: dict[str, CreateTopicResult] = {}
     for t in resp.topics:
-        configs = {c.name: c.value for c in (t.configs or ())}
+        configs = {c.name: c.value for c in t.configs or ()}
         out[t.name] = CreateTopicResult(
             name=t.name,
             topic_id=_uuid(t.topic_id),
@@ -166,13 +190,17 @@ def create_topics_results(resp: Any) -> dict[str, CreateTopicResult]:
     return out
 
 
-def delete_topics_request(names: Sequence[str], timeout_ms: int, version: int) -> dict[str, Any]:
+def delete_topics_request(
+    names: Sequence[str], timeout_ms: int, version: int
+) -> dt.DeleteTopicsRequest:
     if version >= 6:
-        return {"topics": [{"name": n} for n in names], "timeout_ms": timeout_ms}
-    return {"topic_names": list(names), "timeout_ms": timeout_ms}
+        return dt.DeleteTopicsRequest(
+            topics=[dt.DeleteTopicState(name=n) for n in names], timeout_ms=timeout_ms
+        )
+    return dt.DeleteTopicsRequest(topic_names=list(names), timeout_ms=timeout_ms)
 
 
-def delete_topics_results(resp: Any) -> dict[str, DeleteTopicResult]:
+def delete_topics_results(resp: dt.DeleteTopicsResponse) -> dict[str, DeleteTopicResult]:
     out: dict[str, DeleteTopicResult] = {}
     for r in resp.responses:
         name = r.name if r.name is not None else str(r.topic_id)
@@ -184,46 +212,48 @@ def delete_topics_results(resp: Any) -> dict[str, DeleteTopicResult]:
 
 def create_partitions_request(
     new_partitions: Mapping[str, NewPartitions], timeout_ms: int, validate_only: bool
-) -> dict[str, Any]:
-    return {
-        "topics": [
-            {
-                "name": name,
-                "count": np.total_count,
-                "assignments": (
+) -> cp.CreatePartitionsRequest:
+    return cp.CreatePartitionsRequest(
+        topics=[
+            cp.CreatePartitionsTopic(
+                name=name,
+                count=np.total_count,
+                assignments=(
                     None
                     if np.assignments is None
-                    else [{"broker_ids": list(a)} for a in np.assignments]
+                    else [cp.CreatePartitionsAssignment(broker_ids=list(a)) for a in np.assignments]
                 ),
-            }
+            )
             for name, np in new_partitions.items()
         ],
-        "timeout_ms": timeout_ms,
-        "validate_only": validate_only,
-    }
+        timeout_ms=timeout_ms,
+        validate_only=validate_only,
+    )
 
 
-def create_partitions_results(resp: Any) -> dict[str, CreatePartitionsResult]:
+def create_partitions_results(
+    resp: cp.CreatePartitionsResponse,
+) -> dict[str, CreatePartitionsResult]:
     return {
         r.name: CreatePartitionsResult(r.name, _err(r.error_code, r.error_message))
         for r in resp.results
     }
 
 
-def metadata_request(topics: Sequence[str] | None, version: int) -> dict[str, Any]:
-    """A Metadata request that never auto-creates topics."""
-    body: dict[str, Any] = {}
-    if topics is None:
+def metadata_request(topics: Sequence[str] | None, version: int) -> md.MetadataRequest:
+    """A Metadata request that never auto-creates topics (v4+; older brokers always may)."""
+    return md.MetadataRequest(
         # v0 has no null array: an empty list means "all topics" there.
-        body["topics"] = None if version >= 1 else []
-    else:
-        body["topics"] = [{"name": t} for t in topics]
-    if version >= 4:
-        body["allow_auto_topic_creation"] = False
-    return body
+        topics=(
+            (None if version >= 1 else [])
+            if topics is None
+            else [md.MetadataRequestTopic(name=t) for t in topics]
+        ),
+        allow_auto_topic_creation=version < 4,
+    )
 
 
-def topic_listings(resp: Any, include_internal: bool) -> dict[str, TopicListing]:
+def topic_listings(resp: md.MetadataResponse, include_internal: bool) -> dict[str, TopicListing]:
     out: dict[str, TopicListing] = {}
     for t in sorted(resp.topics, key=lambda t: t.name or ""):
         if t.error_code != 0 or t.name is None:
@@ -237,7 +267,7 @@ def topic_listings(resp: Any, include_internal: bool) -> dict[str, TopicListing]
 
 
 def topic_descriptions(
-    resp: Any, asked: Sequence[str] | None, with_operations: bool = False
+    resp: md.MetadataResponse, asked: Sequence[str] | None, with_operations: bool = False
 ) -> dict[str, TopicDescription]:
     by_name = {t.name: t for t in resp.topics if t.name is not None}
     names = list(asked) if asked is not None else sorted(by_name)
@@ -254,7 +284,7 @@ def topic_descriptions(
                 leader_epoch=p.leader_epoch,
                 replicas=tuple(p.replica_nodes),
                 isr=tuple(p.isr_nodes),
-                offline_replicas=tuple(p.offline_replicas or ()),
+                offline_replicas=tuple(p.offline_replicas),
                 error=_err(p.error_code),
             )
             for p in sorted(t.partitions, key=lambda p: p.partition_index)
@@ -272,7 +302,7 @@ def topic_descriptions(
     return out
 
 
-def cluster_from_describe_cluster(resp: Any) -> ClusterDescription:
+def cluster_from_describe_cluster(resp: dc.DescribeClusterResponse) -> ClusterDescription:
     return ClusterDescription(
         cluster_id=resp.cluster_id,
         controller_id=resp.controller_id,
@@ -283,7 +313,7 @@ def cluster_from_describe_cluster(resp: Any) -> ClusterDescription:
     )
 
 
-def cluster_from_metadata(resp: Any) -> ClusterDescription:
+def cluster_from_metadata(resp: md.MetadataResponse) -> ClusterDescription:
     return ClusterDescription(
         cluster_id=resp.cluster_id,
         controller_id=resp.controller_id,
@@ -301,20 +331,15 @@ def cluster_from_metadata(resp: Any) -> ClusterDescription:
 
 def list_groups_request(
     states: Sequence[str] | None, types: Sequence[str] | None, version: int
-) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    if states:
-        if version < 4:
-            raise unsupported("ListGroups", "filtering by state", version)
-        body["states_filter"] = list(states)
-    if types:
-        if version < 5:
-            raise unsupported("ListGroups", "filtering by type", version)
-        body["types_filter"] = list(types)
-    return body
+) -> lg.ListGroupsRequest:
+    if states and version < 4:
+        raise unsupported("ListGroups", "filtering by state", version)
+    if types and version < 5:
+        raise unsupported("ListGroups", "filtering by type", version)
+    return lg.ListGroupsRequest(states_filter=list(states or ()), types_filter=list(types or ()))
 
 
-def group_listings(resp: Any, coordinator: int) -> list[GroupListing]:
+def group_listings(resp: lg.ListGroupsResponse, coordinator: int) -> list[GroupListing]:
     return [
         GroupListing(
             group_id=g.group_id,
@@ -341,8 +366,18 @@ def _decode_assignment(protocol_type: str, data: bytes) -> tuple[TopicPartition,
         return ()
 
 
+def describe_groups_request(
+    groups: Sequence[str], include_authorized_operations: bool, version: int
+) -> dgr.DescribeGroupsRequest:
+    if include_authorized_operations and version < 3:
+        raise unsupported("DescribeGroups", "include_authorized_operations", version)
+    return dgr.DescribeGroupsRequest(
+        groups=list(groups), include_authorized_operations=include_authorized_operations
+    )
+
+
 def group_descriptions(
-    resp: Any, coordinator: int, with_operations: bool = False
+    resp: dgr.DescribeGroupsResponse, coordinator: int, with_operations: bool = False
 ) -> dict[str, GroupDescription]:
     out: dict[str, GroupDescription] = {}
     for g in resp.groups:
@@ -372,7 +407,91 @@ def group_descriptions(
     return out
 
 
-def delete_groups_results(resp: Any) -> dict[str, DeleteGroupResult]:
+#: ConsumerGroupDescribe's answer for a group that is not a consumer-protocol group.
+GROUP_ID_NOT_FOUND = 69
+
+
+def _described_partitions(assignment: cgd.Assignment) -> tuple[TopicPartition, ...]:
+    return tuple(
+        TopicPartition(t.topic_name, p)
+        for t in sorted(assignment.topic_partitions, key=lambda t: t.topic_name)
+        for p in sorted(t.partitions)
+    )
+
+
+def consumer_group_descriptions_request(
+    groups: Sequence[str], with_operations: bool
+) -> cgd.ConsumerGroupDescribeRequest:
+    return cgd.ConsumerGroupDescribeRequest(
+        group_ids=list(groups), include_authorized_operations=with_operations
+    )
+
+
+def consumer_group_descriptions(
+    resp: cgd.ConsumerGroupDescribeResponse, coordinator: int, with_operations: bool = False
+) -> dict[str, ConsumerGroupDescription]:
+    """ConsumerGroupDescribe's groups (those answered GROUP_ID_NOT_FOUND keep the error)."""
+    out: dict[str, ConsumerGroupDescription] = {}
+    for g in resp.groups:
+        members = tuple(
+            ConsumerGroupMember(
+                member_id=mb.member_id,
+                group_instance_id=mb.instance_id,
+                client_id=mb.client_id,
+                client_host=mb.client_host,
+                assignment=_described_partitions(mb.assignment),
+                target_assignment=_described_partitions(mb.target_assignment),
+                member_epoch=mb.member_epoch,
+                rack_id=mb.rack_id,
+                subscribed_topics=tuple(mb.subscribed_topic_names),
+                subscribed_topic_regex=mb.subscribed_topic_regex or None,
+                member_type=MEMBER_TYPES.get(mb.member_type),
+            )
+            for mb in g.members
+        )
+        out[g.group_id] = ConsumerGroupDescription(
+            group_id=g.group_id,
+            group_type="consumer",
+            state=g.group_state,
+            assignor=g.assignor_name,
+            group_epoch=g.group_epoch,
+            assignment_epoch=g.assignment_epoch,
+            members=members,
+            coordinator=coordinator,
+            authorized_operations=_ops(g.authorized_operations) if with_operations else None,
+            error=_err(g.error_code, g.error_message),
+        )
+    return out
+
+
+def consumer_group_from_classic(desc: GroupDescription) -> ConsumerGroupDescription:
+    """A DescribeGroups answer in the shape of ``describe_consumer_groups``."""
+    return ConsumerGroupDescription(
+        group_id=desc.group_id,
+        group_type="classic",
+        state=desc.state,
+        assignor=desc.protocol,
+        members=tuple(
+            ConsumerGroupMember(
+                member_id=mb.member_id,
+                group_instance_id=mb.group_instance_id,
+                client_id=mb.client_id,
+                client_host=mb.client_host,
+                assignment=mb.assignment,
+            )
+            for mb in desc.members
+        ),
+        coordinator=desc.coordinator,
+        authorized_operations=desc.authorized_operations,
+        error=desc.error,
+    )
+
+
+def delete_groups_request(groups: Sequence[str]) -> dg.DeleteGroupsRequest:
+    return dg.DeleteGroupsRequest(groups_names=list(groups))
+
+
+def delete_groups_results(resp: dg.DeleteGroupsResponse) -> dict[str, DeleteGroupResult]:
     return {r.group_id: DeleteGroupResult(r.group_id, _err(r.error_code)) for r in resp.results}
 
 
@@ -385,28 +504,34 @@ def _group_partitions(partitions: Iterable[TopicPartition]) -> dict[str, list[in
 
 def offset_fetch_request(
     group_id: str, partitions: Sequence[TopicPartition] | None, version: int
-) -> dict[str, Any]:
+) -> of.OffsetFetchRequest:
     if partitions is None and version < 2:
         raise unsupported("OffsetFetch", "fetching all of a group's offsets", version)
-    topics = (
-        None
-        if partitions is None
-        else [
-            {"name": t, "partition_indexes": ps} for t, ps in _group_partitions(partitions).items()
-        ]
-    )
+    by_topic = None if partitions is None else _group_partitions(partitions).items()
     if version >= 8:
-        return {"groups": [{"group_id": group_id, "topics": topics}], "require_stable": False}
-    body: dict[str, Any] = {"group_id": group_id, "topics": topics}
-    if version >= 7:
-        body["require_stable"] = False
-    return body
+        topics = (
+            None
+            if by_topic is None
+            else [of.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in by_topic]
+        )
+        return of.OffsetFetchRequest(
+            groups=[of.OffsetFetchRequestGroup(group_id=group_id, topics=topics)]
+        )
+    return of.OffsetFetchRequest(
+        group_id=group_id,
+        topics=(
+            None
+            if by_topic is None
+            else [of.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic]
+        ),
+    )
 
 
 def offset_fetch_results(
-    resp: Any, group_id: str, version: int
+    resp: of.OffsetFetchResponse, group_id: str, version: int
 ) -> tuple[KafkaError | None, dict[TopicPartition, GroupOffset]]:
     """(group-level error, per-partition offsets)."""
+    topics: Sequence[of.OffsetFetchResponseTopic | of.OffsetFetchResponseTopics]
     if version >= 8:
         groups = [g for g in resp.groups if g.group_id == group_id] or list(resp.groups)
         if not groups:
@@ -433,28 +558,29 @@ def offset_fetch_results(
 
 def offset_commit_request(
     group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata], version: int
-) -> dict[str, Any]:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+) -> oc.OffsetCommitRequest:
+    by_topic: dict[str, list[oc.OffsetCommitRequestPartition]] = {}
     for tp, om in offsets.items():
-        part: dict[str, Any] = {
-            "partition_index": tp.partition,
-            "committed_offset": om.offset,
-            "committed_leader_epoch": om.leader_epoch,
-            "committed_metadata": om.metadata,
-        }
+        part = oc.OffsetCommitRequestPartition(
+            partition_index=tp.partition,
+            committed_offset=om.offset,
+            committed_leader_epoch=om.leader_epoch,
+            committed_metadata=om.metadata,
+        )
         by_topic.setdefault(tp.topic, []).append(part)
     # generation -1 and an empty member id are how an admin (non-member) commits; Kafka
     # only accepts that while the group has no active members.
-    body: dict[str, Any] = {
-        "group_id": group_id,
-        "generation_id_or_member_epoch": -1,
-        "member_id": "",
-        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-    }
-    return body
+    return oc.OffsetCommitRequest(
+        group_id=group_id,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[oc.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
 
 
-def partition_results(resp_topics: Any) -> dict[TopicPartition, PartitionResult]:
+def partition_results(
+    resp_topics: Sequence[oc.OffsetCommitResponseTopic] | Sequence[od.OffsetDeleteResponseTopic],
+) -> dict[TopicPartition, PartitionResult]:
     out: dict[TopicPartition, PartitionResult] = {}
     for t in resp_topics:
         for p in t.partitions:
@@ -464,14 +590,18 @@ def partition_results(resp_topics: Any) -> dict[TopicPartition, PartitionResult]
     return out
 
 
-def offset_delete_request(group_id: str, partitions: Sequence[TopicPartition]) -> dict[str, Any]:
-    return {
-        "group_id": group_id,
-        "topics": [
-            {"name": t, "partitions": [{"partition_index": p} for p in ps]}
+def offset_delete_request(
+    group_id: str, partitions: Sequence[TopicPartition]
+) -> od.OffsetDeleteRequest:
+    return od.OffsetDeleteRequest(
+        group_id=group_id,
+        topics=[
+            od.OffsetDeleteRequestTopic(
+                name=t, partitions=[od.OffsetDeleteRequestPartition(partition_index=p) for p in ps]
+            )
             for t, ps in _group_partitions(partitions).items()
         ],
-    }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -485,26 +615,23 @@ def describe_configs_request(
     include_synonyms: bool,
     include_documentation: bool,
     version: int,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "resources": [
-            {
-                "resource_type": int(r.type),
-                "resource_name": r.name,
-                "configuration_keys": None if keys is None else list(keys),
-            }
+) -> dcf.DescribeConfigsRequest:
+    if include_synonyms and version < 1:
+        raise unsupported("DescribeConfigs", "include_synonyms", version)
+    if include_documentation and version < 3:
+        raise unsupported("DescribeConfigs", "include_documentation", version)
+    return dcf.DescribeConfigsRequest(
+        resources=[
+            dcf.DescribeConfigsResource(
+                resource_type=int(r.type),
+                resource_name=r.name,
+                configuration_keys=None if keys is None else list(keys),
+            )
             for r in resources
-        ]
-    }
-    if include_synonyms:
-        if version < 1:
-            raise unsupported("DescribeConfigs", "include_synonyms", version)
-        body["include_synonyms"] = True
-    if include_documentation:
-        if version < 3:
-            raise unsupported("DescribeConfigs", "include_documentation", version)
-        body["include_documentation"] = True
-    return body
+        ],
+        include_synonyms=include_synonyms,
+        include_documentation=include_documentation,
+    )
 
 
 def _resource_key(resource_type: int, name: str) -> tuple[int, str]:
@@ -512,7 +639,7 @@ def _resource_key(resource_type: int, name: str) -> tuple[int, str]:
 
 
 def describe_configs_results(
-    resp: Any, asked: Sequence[ConfigResource], version: int
+    resp: dcf.DescribeConfigsResponse, asked: Sequence[ConfigResource], version: int
 ) -> dict[ConfigResource, ConfigDescription]:
     by_key = {_resource_key(r.resource_type, r.resource_name): r for r in resp.results}
     out: dict[ConfigResource, ConfigDescription] = {}
@@ -537,7 +664,7 @@ def describe_configs_results(
                 is_sensitive=bool(c.is_sensitive),
                 synonyms=tuple(
                     ConfigSynonym(s.name, s.value, ConfigSource.from_wire(s.source))
-                    for s in (c.synonyms or ())
+                    for s in c.synonyms
                 ),
                 type=ConfigType.from_wire(c.config_type),
                 documentation=c.documentation,
@@ -552,41 +679,42 @@ def describe_configs_results(
 
 def alter_configs_request(
     configs: Mapping[ConfigResource, Mapping[str, str | None]], validate_only: bool
-) -> dict[str, Any]:
-    return {
-        "resources": [
-            {
-                "resource_type": int(res.type),
-                "resource_name": res.name,
-                "configs": [{"name": k, "value": v} for k, v in entries.items()],
-            }
+) -> ac.AlterConfigsRequest:
+    return ac.AlterConfigsRequest(
+        resources=[
+            ac.AlterConfigsResource(
+                resource_type=int(res.type),
+                resource_name=res.name,
+                configs=[ac.AlterableConfig(name=k, value=v) for k, v in entries.items()],
+            )
             for res, entries in configs.items()
         ],
-        "validate_only": validate_only,
-    }
+        validate_only=validate_only,
+    )
 
 
 def incremental_alter_configs_request(
     changes: Mapping[ConfigResource, Sequence[AlterConfigOp]], validate_only: bool
-) -> dict[str, Any]:
-    return {
-        "resources": [
-            {
-                "resource_type": int(res.type),
-                "resource_name": res.name,
-                "configs": [
-                    {"name": op.name, "config_operation": int(op.op), "value": op.value}
+) -> iac.IncrementalAlterConfigsRequest:
+    return iac.IncrementalAlterConfigsRequest(
+        resources=[
+            iac.AlterConfigsResource(
+                resource_type=int(res.type),
+                resource_name=res.name,
+                configs=[
+                    iac.AlterableConfig(name=op.name, config_operation=int(op.op), value=op.value)
                     for op in ops
                 ],
-            }
+            )
             for res, ops in changes.items()
         ],
-        "validate_only": validate_only,
-    }
+        validate_only=validate_only,
+    )
 
 
 def alter_configs_results(
-    resp: Any, asked: Iterable[ConfigResource]
+    resp: ac.AlterConfigsResponse | iac.IncrementalAlterConfigsResponse,
+    asked: Iterable[ConfigResource],
 ) -> dict[ConfigResource, AlterConfigsResult]:
     by_key = {_resource_key(r.resource_type, r.resource_name): r for r in resp.responses}
     out: dict[ConfigResource, AlterConfigsResult] = {}
@@ -611,29 +739,29 @@ def list_offsets_request(
     isolation_level: IsolationLevel,
     version: int,
     timeout_ms: int,
-) -> dict[str, Any]:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+) -> lo.ListOffsetsRequest:
+    by_topic: dict[str, list[lo.ListOffsetsPartition]] = {}
     for tp, spec in specs.items():
         if spec.timestamp == OffsetSpec.MAX_TIMESTAMP_TS and version < 7:
             raise unsupported("ListOffsets", "OffsetSpec.max_timestamp()", version)
-        part: dict[str, Any] = {"partition_index": tp.partition, "timestamp": spec.timestamp}
-        if version == 0:
-            part["max_num_offsets"] = 1
+        part = lo.ListOffsetsPartition(
+            partition_index=tp.partition,
+            timestamp=spec.timestamp,  # v0 asks for max_num_offsets=1, the default
+        )
         by_topic.setdefault(tp.topic, []).append(part)
     if isolation_level is IsolationLevel.READ_COMMITTED and version < 2:
         raise unsupported("ListOffsets", "read_committed", version)
-    body: dict[str, Any] = {
-        "replica_id": -1,
-        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-    }
-    if version >= 2:
-        body["isolation_level"] = int(isolation_level)
-    if version >= 10:
-        body["timeout_ms"] = timeout_ms
-    return body
+    return lo.ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=int(isolation_level),
+        topics=[lo.ListOffsetsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+        timeout_ms=timeout_ms,
+    )
 
 
-def list_offsets_results(resp: Any, version: int) -> dict[TopicPartition, ListOffsetsResult]:
+def list_offsets_results(
+    resp: lo.ListOffsetsResponse, version: int
+) -> dict[TopicPartition, ListOffsetsResult]:
     out: dict[TopicPartition, ListOffsetsResult] = {}
     for t in resp.topics:
         for p in t.partitions:
@@ -655,22 +783,52 @@ def list_offsets_results(resp: Any, version: int) -> dict[TopicPartition, ListOf
 
 def delete_records_request(
     offsets: Mapping[TopicPartition, int], timeout_ms: int
-) -> dict[str, Any]:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+) -> dr.DeleteRecordsRequest:
+    by_topic: dict[str, list[dr.DeleteRecordsPartition]] = {}
     for tp, off in offsets.items():
-        by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition, "offset": off})
-    return {
-        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-        "timeout_ms": timeout_ms,
-    }
+        by_topic.setdefault(tp.topic, []).append(
+            dr.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
+        )
+    return dr.DeleteRecordsRequest(
+        topics=[dr.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+        timeout_ms=timeout_ms,
+    )
 
 
-def delete_records_results(resp: Any) -> dict[TopicPartition, DeleteRecordsResult]:
+def delete_records_results(
+    resp: dr.DeleteRecordsResponse,
+) -> dict[TopicPartition, DeleteRecordsResult]:
     out: dict[TopicPartition, DeleteRecordsResult] = {}
     for t in resp.topics:
         for p in t.partitions:
             out[TopicPartition(t.name, p.partition_index)] = DeleteRecordsResult(
                 t.name, p.partition_index, p.low_watermark, _err(p.error_code)
+            )
+    return out
+
+
+def elect_leaders_request(
+    election_type: int, partitions: Sequence[TopicPartition] | None, timeout_ms: int, version: int
+) -> ElectLeadersRequest:
+    if version < 1 and election_type != 0:
+        raise unsupported("ElectLeaders", "an unclean election", version)
+    topics: list[ElectLeadersTopicPartitions] | None = None
+    if partitions is not None:
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        topics = [ElectLeadersTopicPartitions(topic=t, partitions=ps) for t, ps in by_topic.items()]
+    return ElectLeadersRequest(
+        election_type=election_type, topic_partitions=topics, timeout_ms=timeout_ms
+    )
+
+
+def elect_leaders_results(resp: ElectLeadersResponse) -> dict[TopicPartition, ElectLeadersResult]:
+    out: dict[TopicPartition, ElectLeadersResult] = {}
+    for t in resp.replica_election_results:
+        for p in t.partition_result:
+            out[TopicPartition(t.topic, p.partition_id)] = ElectLeadersResult(
+                t.topic, p.partition_id, _err(p.error_code, p.error_message)
             )
     return out
 
@@ -689,19 +847,40 @@ def _pattern_for_version(pattern: PatternType, version: int, api: str) -> int:
     raise unsupported(api, f"pattern type {pattern.name}", version)
 
 
-def acl_filter_fields(flt: AclBindingFilter, version: int, api: str) -> dict[str, Any]:
-    return {
-        "resource_type_filter": int(flt.pattern.resource_type),
-        "resource_name_filter": flt.pattern.name,
-        "pattern_type_filter": _pattern_for_version(flt.pattern.pattern_type, version, api),
-        "principal_filter": flt.principal,
-        "host_filter": flt.host,
-        "operation": int(flt.operation),
-        "permission_type": int(flt.permission_type),
-    }
+def describe_acls_request(flt: AclBindingFilter, version: int) -> dacl.DescribeAclsRequest:
+    return dacl.DescribeAclsRequest(
+        resource_type_filter=int(flt.pattern.resource_type),
+        resource_name_filter=flt.pattern.name,
+        pattern_type_filter=_pattern_for_version(flt.pattern.pattern_type, version, "DescribeAcls"),
+        principal_filter=flt.principal,
+        host_filter=flt.host,
+        operation=int(flt.operation),
+        permission_type=int(flt.permission_type),
+    )
 
 
-def describe_acls_results(resp: Any) -> tuple[KafkaError | None, list[AclBinding]]:
+def delete_acls_request(filters: Sequence[AclBindingFilter], version: int) -> da.DeleteAclsRequest:
+    return da.DeleteAclsRequest(
+        filters=[
+            da.DeleteAclsFilter(
+                resource_type_filter=int(f.pattern.resource_type),
+                resource_name_filter=f.pattern.name,
+                pattern_type_filter=_pattern_for_version(
+                    f.pattern.pattern_type, version, "DeleteAcls"
+                ),
+                principal_filter=f.principal,
+                host_filter=f.host,
+                operation=int(f.operation),
+                permission_type=int(f.permission_type),
+            )
+            for f in filters
+        ]
+    )
+
+
+def describe_acls_results(
+    resp: dacl.DescribeAclsResponse,
+) -> tuple[KafkaError | None, list[AclBinding]]:
     acls = [
         AclBinding._from_wire(
             r.resource_type,
@@ -718,27 +897,27 @@ def describe_acls_results(resp: Any) -> tuple[KafkaError | None, list[AclBinding
     return _err(resp.error_code, resp.error_message), acls
 
 
-def create_acls_request(acls: Sequence[AclBinding], version: int) -> dict[str, Any]:
-    return {
-        "creations": [
-            {
-                "resource_type": int(a.pattern.resource_type),
-                "resource_name": a.pattern.name,
-                "resource_pattern_type": _pattern_for_version(
+def create_acls_request(acls: Sequence[AclBinding], version: int) -> ca.CreateAclsRequest:
+    return ca.CreateAclsRequest(
+        creations=[
+            ca.AclCreation(
+                resource_type=int(a.pattern.resource_type),
+                resource_name=a.pattern.name,
+                resource_pattern_type=_pattern_for_version(
                     a.pattern.pattern_type, version, "CreateAcls"
                 ),
-                "principal": a.principal,
-                "host": a.host,
-                "operation": int(a.operation),
-                "permission_type": int(a.permission_type),
-            }
+                principal=a.principal,
+                host=a.host,
+                operation=int(a.operation),
+                permission_type=int(a.permission_type),
+            )
             for a in acls
         ]
-    }
+    )
 
 
 def create_acls_results(
-    resp: Any, acls: Sequence[AclBinding]
+    resp: ca.CreateAclsResponse, acls: Sequence[AclBinding]
 ) -> dict[AclBinding, AclCreationResult]:
     out: dict[AclBinding, AclCreationResult] = {}
     for acl, r in zip(acls, resp.results, strict=False):
@@ -747,7 +926,7 @@ def create_acls_results(
 
 
 def delete_acls_results(
-    resp: Any, filters: Sequence[AclBindingFilter]
+    resp: da.DeleteAclsResponse, filters: Sequence[AclBindingFilter]
 ) -> dict[AclBindingFilter, AclDeletionResult]:
     out: dict[AclBindingFilter, AclDeletionResult] = {}
     for flt, r in zip(filters, resp.filter_results, strict=False):

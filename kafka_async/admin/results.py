@@ -170,6 +170,10 @@ class PartitionDescription:
     isr: tuple[int, ...]
     offline_replicas: tuple[int, ...] = ()
     error: KafkaError | None = None
+    #: KIP-966's eligible leader replicas and last known ones (only
+    #: :meth:`AdminClient.describe_topic_partitions` fills them; None when not reported).
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,53 @@ class GroupDescription:
     @property
     def is_simple_consumer_group(self) -> bool:
         return self.protocol_type == ""
+
+
+#: ConsumerGroupDescribe's MemberType (KIP-1099): how a member of a "consumer" group joined.
+MEMBER_TYPES = {0: "classic", 1: "consumer"}
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMember:
+    """A member of a consumer group as :meth:`AdminClient.describe_consumer_groups` shows it.
+
+    For a group on the consumer protocol (KIP-848) every field is filled in from
+    ConsumerGroupDescribe; for a classic group the epoch, rack, subscription and target
+    fields stay empty (DescribeGroups has none of them)."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: tuple[TopicPartition, ...] = ()
+    #: Consumer protocol: what the coordinator will give the member once others release it.
+    target_assignment: tuple[TopicPartition, ...] = ()
+    member_epoch: int = -1
+    rack_id: str | None = None
+    subscribed_topics: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    #: "consumer" or "classic" (a classic-protocol member inside a consumer group); None
+    #: when the broker does not tell (ConsumerGroupDescribe v0, or a classic group).
+    member_type: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescription:
+    """A consumer group, whichever protocol it runs: ``group_type`` is "consumer" (KIP-848,
+    described with ConsumerGroupDescribe) or "classic" (described with DescribeGroups)."""
+
+    group_id: str
+    group_type: str = ""
+    state: str = ""
+    #: The assignor: the broker's (consumer protocol) or the one the members chose (classic).
+    assignor: str = ""
+    #: Consumer protocol: the group epoch and the epoch of its target assignment (-1 classic).
+    group_epoch: int = -1
+    assignment_epoch: int = -1
+    members: tuple[ConsumerGroupMember, ...] = ()
+    coordinator: int = -1
+    authorized_operations: frozenset[int] | None = None
+    error: KafkaError | None = None
 
 
 @dataclass(frozen=True)
@@ -369,6 +420,16 @@ class DeleteRecordsResult:
     topic: str
     partition: int
     low_watermark: int = -1
+    error: KafkaError | None = None
+
+
+@dataclass(frozen=True)
+class ElectLeadersResult:
+    """Outcome of a leader election for one partition (``error`` is None when a leader was
+    elected; ElectionNotNeededError when the chosen replica already leads)."""
+
+    topic: str
+    partition: int
     error: KafkaError | None = None
 
 

@@ -312,6 +312,14 @@ class AlterConfigOp:
 # --------------------------------------------------------------------------------------------
 
 
+class ElectionType(enum.IntEnum):
+    """Which leader ElectLeaders elects: the preferred replica (the first of the replica list),
+    or any live replica when no in-sync one is left (unclean: may lose records)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
 class IsolationLevel(enum.IntEnum):
     """Which offsets ListOffsets sees: the high watermark or the last stable offset."""
 

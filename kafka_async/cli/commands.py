@@ -134,31 +134,89 @@ def _configs(pairs: Sequence[str]) -> dict[str, str]:
 
 
 async def cmd_broker(args: argparse.Namespace, out: Output) -> int:
-    """Run an embedded Tansu broker until SIGINT/SIGTERM."""
-    import signal
+    """Run a development broker (Tansu or Apache Kafka) until SIGINT/SIGTERM.
 
-    from ..testing import EmbeddedBroker
-
+    The first line on stdout is the bootstrap servers (for scripts); the first line on stderr
+    names the broker's kind and version beside them.
+    """
     if args.port is not None and not 0 < args.port < 65536:
         raise UsageError(f"--port must be 1-65535, got {args.port}")
+    if args.kind == "apache":
+        return await _run_apache(args, out)
+    if args.nodes != 1 or args.kafka_version or args.security:
+        raise UsageError("--nodes, --kafka-version and --security need --kind apache")
+    from ..testing import EmbeddedBroker
+
     broker = EmbeddedBroker(port=args.port, host=args.host, durable=args.durable)
+
+    async def describe() -> str:
+        from ..testing.plugin import _tansu_version
+
+        mode = "durable (S3)" if args.durable else "in-memory"
+        version = await anyio.to_thread.run_sync(_tansu_version)
+        return (
+            f"Tansu {version}, {mode}, listening on {broker.bootstrap_servers} "
+            f"(pid {broker.pid}); Ctrl-C to stop"
+        )
+
+    await _serve(broker, describe, out)
+    return 0
+
+
+async def _run_apache(args: argparse.Namespace, out: Output) -> int:
+    from ..testing.apache import ApacheKafka, KafkaPrerequisiteError
+
+    if args.durable:
+        raise UsageError("--durable is Tansu's; Apache Kafka always keeps its log on disk")
+    if args.host != "127.0.0.1":
+        raise UsageError("Apache Kafka listens on 127.0.0.1 only here")
+    if args.nodes < 1:
+        raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
+    kafka = ApacheKafka(
+        nodes=args.nodes, version=args.kafka_version, security=args.security, port=args.port
+    )
+
+    async def describe() -> str:
+        pids = ", ".join(str(kafka.pid(i)) for i in kafka.node_ids)
+        lines = [
+            f"Apache Kafka {kafka.version} (KRaft, {args.nodes} combined node"
+            f"{'s' if args.nodes > 1 else ''}) listening on {kafka.bootstrap_servers} "
+            f"(pid {pids}); Ctrl-C to stop"
+        ]
+        if args.security:
+            assert kafka.tls is not None
+            lines += [f"  {name}: {kafka.bootstrap(name)}" for name in kafka.listeners]
+            lines.append(f"  CA certificate: {kafka.tls.ca}")
+            lines.append(
+                f"  client certificate: {kafka.tls.client_cert} key {kafka.tls.client_key}"
+            )
+            lines.append("  SASL users: admin/admin-secret, alice/alice-secret, bob/bob-secret")
+        return "\n".join(lines)
+
+    try:
+        await _serve(kafka, describe, out)
+    except KafkaPrerequisiteError as exc:
+        out.error(str(exc))
+        return 1
+    return 0
+
+
+async def _serve(broker: Any, describe: Callable[[], Awaitable[str]], out: Output) -> None:
+    """Start ``broker``, print where it listens, wait for Ctrl-C, stop it (shielded)."""
+    import signal
+
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         await broker.astart()
         try:
             out.line(broker.bootstrap_servers)
             out.flush()
-            mode = "durable (S3)" if args.durable else "in-memory"
-            out.info(
-                f"{mode} Tansu broker listening on {broker.bootstrap_servers} "
-                f"(pid {broker.pid}); Ctrl-C to stop"
-            )
+            out.info(await describe())
             async for _ in signals:
                 break
         finally:
             with anyio.CancelScope(shield=True):
                 await broker.astop()
     out.info("broker stopped")
-    return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,11 +388,11 @@ async def cmd_offsets(args: argparse.Namespace, out: Output) -> int:
 
 async def cmd_groups_list(args: argparse.Namespace, out: Output) -> int:
     async with _admin(args) as admin:
-        groups = await admin.list_groups()
+        groups = await admin.list_groups(states=args.state or None, types=args.type or None)
     if out.rich and out.colour:
         out.table(
-            ["GROUP", "STATE", "PROTOCOL TYPE"],
-            [(g.group_id, g.state or "", g.protocol_type) for g in groups],
+            ["GROUP", "TYPE", "STATE", "PROTOCOL TYPE"],
+            [(g.group_id, g.type or "-", g.state or "", g.protocol_type) for g in groups],
         )
     else:
         for g in groups:
@@ -344,7 +402,9 @@ async def cmd_groups_list(args: argparse.Namespace, out: Output) -> int:
 
 async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
     async with _admin(args) as admin:
-        descs = await admin.describe_groups(args.groups)
+        # Either protocol: ConsumerGroupDescribe for consumer groups (KIP-848), DescribeGroups
+        # for classic ones.
+        descs = await admin.describe_consumer_groups(args.groups)
         descs.raise_first()
         for gid, d in descs.items():
             offsets = await admin.list_consumer_group_offsets(gid)
@@ -354,24 +414,38 @@ async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
                 res = await admin.list_offsets({tp: OffsetSpec.latest() for tp in committed})
                 latest = {tp: r.offset for tp, r in res.items() if r.error is None}
             owner = {tp: m.member_id for m in d.members for tp in m.assignment}
+            modern = d.group_type == "consumer"
+            epoch = f"  epoch: {d.group_epoch}" if modern else ""
             out.line(
-                f"Group: {gid}  state: {d.state or '-'}  protocol: {d.protocol or '-'}  "
-                f"members: {len(d.members)}  coordinator: {d.coordinator}"
+                f"Group: {gid}  type: {d.group_type or '-'}  state: {d.state or '-'}  "
+                f"assignor: {d.assignor or '-'}{epoch}  members: {len(d.members)}  "
+                f"coordinator: {d.coordinator}"
             )
             if d.members:
-                out.table(
-                    ["MEMBER", "INSTANCE", "CLIENT ID", "HOST", "PARTITIONS"],
-                    [
-                        (
-                            mem.member_id,
-                            mem.group_instance_id or "-",
-                            mem.client_id or "-",
-                            mem.client_host or "-",
-                            ",".join(f"{tp.topic}[{tp.partition}]" for tp in mem.assignment) or "-",
-                        )
-                        for mem in d.members
-                    ],
-                )
+
+                def parts(tps: Sequence[TopicPartition]) -> str:
+                    return ",".join(f"{tp.topic}[{tp.partition}]" for tp in tps) or "-"
+
+                head = ["MEMBER", "INSTANCE", "CLIENT ID", "HOST", "PARTITIONS"]
+                if modern:
+                    head += ["EPOCH", "TYPE", "TARGET"]
+                rows = []
+                for mem in d.members:
+                    row: list[object] = [
+                        mem.member_id,
+                        mem.group_instance_id or "-",
+                        mem.client_id or "-",
+                        mem.client_host or "-",
+                        parts(mem.assignment),
+                    ]
+                    if modern:
+                        row += [
+                            mem.member_epoch,
+                            mem.member_type or "-",
+                            parts(mem.target_assignment),
+                        ]
+                    rows.append(tuple(row))
+                out.table(head, rows)
             tps = sorted(set(committed) | set(owner))
             out.table(
                 ["TOPIC", "PARTITION", "COMMITTED", "LATEST", "LAG", "MEMBER"],

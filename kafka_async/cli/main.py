@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from ..settings.spec import Choice
 from .output import Output
 from .parsing import UsageError
 
@@ -64,7 +65,13 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used by the tests)."""
+    from ..producer.settings import SCHEMA as PRODUCER
     from . import commands as c
+
+    # Producer options take their defaults, meanings and choices from the declarations.
+    compression = PRODUCER.by_name["compression_type"].kind
+    assert isinstance(compression, Choice)
+    codecs = ["none", *compression.values]
 
     top_common = _Parser(add_help=False)
     _add_common(top_common, top=True)
@@ -91,13 +98,40 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     # broker ------------------------------------------------------------------------------
-    p = cmd(sub, "broker", c.cmd_broker, "run an embedded Tansu broker until Ctrl-C")
+    p = cmd(
+        sub,
+        "broker",
+        c.cmd_broker,
+        "run a development broker until Ctrl-C: embedded Tansu, or Apache Kafka",
+    )
+    p.add_argument(
+        "--kind",
+        choices=("tansu", "apache"),
+        default="tansu",
+        help="tansu: the embedded broker (default, no Java); apache: Apache Kafka 4.x from "
+        "Maven Central (needs Java 17+, and Maven the first time)",
+    )
     p.add_argument("--port", type=int, default=None, help="listen port (default: a free one)")
-    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="listen address, Tansu only (default 127.0.0.1)"
+    )
     p.add_argument(
         "--durable",
         action="store_true",
-        help="keep data in a local S3 server (moto) instead of memory",
+        help="Tansu: keep data in a local S3 server (moto) instead of memory",
+    )
+    p.add_argument(
+        "--nodes", type=int, default=1, help="Apache Kafka: how many KRaft nodes (default 1)"
+    )
+    p.add_argument(
+        "--kafka-version",
+        default=None,
+        help="Apache Kafka: the version (default $KAFKA_ASYNC_APACHE_VERSION or 4.1.1)",
+    )
+    p.add_argument(
+        "--security",
+        action="store_true",
+        help="Apache Kafka: also open TLS and SASL listeners (test users and certificates)",
     )
 
     # topics ------------------------------------------------------------------------------
@@ -152,11 +186,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-z",
         "--compression",
-        choices=["none", "gzip", "snappy", "lz4", "zstd"],
+        choices=codecs,
         default="none",
         help="compression codec",
     )
-    p.add_argument("--acks", choices=["0", "1", "all"], default="all", help="acks (default all)")
+    p.add_argument(
+        "--acks",
+        choices=["0", "1", "all"],
+        default=PRODUCER.by_name["acks"].default,
+        help=f"{PRODUCER.by_name['acks'].doc} (default {PRODUCER.by_name['acks'].default})",
+    )
     p.add_argument(
         "--rate",
         default=None,
@@ -164,7 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="at most N records per second (e.g. 100/s); each record is acknowledged "
         "before the next is sent",
     )
-    p.add_argument("--linger-ms", type=int, default=5, help="batching delay (default 5)")
+    linger = PRODUCER.by_name["linger_ms"]
+    p.add_argument(
+        "--linger-ms",
+        type=int,
+        default=linger.default,
+        help=f"{linger.doc} (default {linger.default})",
+    )
 
     # consume -----------------------------------------------------------------------------
     p = cmd(sub, "consume", c.cmd_consume, "print records of a topic")
@@ -209,7 +254,19 @@ def build_parser() -> argparse.ArgumentParser:
     groups = sub.add_parser("groups", help="list, describe, delete or reset consumer groups")
     gsub = groups.add_subparsers(dest="groups_command", metavar="ACTION", parser_class=_Parser)
     gsub.required = True
-    cmd(gsub, "list", c.cmd_groups_list, "list consumer groups")
+    p = cmd(gsub, "list", c.cmd_groups_list, "list consumer groups")
+    p.add_argument(
+        "--type",
+        action="append",
+        choices=["classic", "consumer", "share", "streams"],
+        help="only groups of this type (repeatable; needs ListGroups v5, Kafka 3.8+)",
+    )
+    p.add_argument(
+        "--state",
+        action="append",
+        metavar="STATE",
+        help="only groups in this state, e.g. Stable, Empty (repeatable)",
+    )
     p = cmd(gsub, "describe", c.cmd_groups_describe, "members, assignments and lag of groups")
     p.add_argument("groups", nargs="+", metavar="GROUP")
     p = cmd(gsub, "delete", c.cmd_groups_delete, "delete empty groups")
@@ -232,6 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd(sub, "offsets", c.cmd_offsets, "earliest and latest offset of each partition")
     p.add_argument("topic", metavar="TOPIC")
 
+    # the Kafka 4.x admin surface: quotas, log-dirs, transactions, features, quorum,
+    # share-groups (cli/admin_commands.py) ------------------------------------------------
+    from .admin_commands import add_parsers
+
+    add_parsers(sub, cmd, _Parser)
+
+    # reassign ----------------------------------------------------------------------------
+    from .reassign import add_commands as add_reassign
+
+    add_reassign(sub, cmd, _Parser)
+
     # bench -------------------------------------------------------------------------------
     bench = sub.add_parser("bench", help="measure produce or consume throughput")
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", parser_class=_Parser)
@@ -246,13 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "produce":
             p.add_argument("-s", "--size", type=int, default=100, help="value bytes")
             p.add_argument("-P", "--partitions", type=int, default=4, help="if it is created")
-            p.add_argument(
-                "-z",
-                "--compression",
-                choices=["none", "gzip", "snappy", "lz4", "zstd"],
-                default="none",
-            )
-            p.add_argument("--linger-ms", type=int, default=5)
+            p.add_argument("-z", "--compression", choices=codecs, default="none")
+            p.add_argument("--linger-ms", type=int, default=PRODUCER.by_name["linger_ms"].default)
     return parser
 
 

@@ -3,7 +3,7 @@ refresh + coordinator lookups)."""
 
 from __future__ import annotations
 
-from .client import GROUP, TRANSACTION, ClusterClient, ClusterStatistics
+from .client import GROUP, TRANSACTION, ClusterClient
 from .metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
 
 __all__ = [
@@ -12,7 +12,6 @@ __all__ = [
     "BrokerInfo",
     "ClusterClient",
     "ClusterMetadata",
-    "ClusterStatistics",
     "PartitionInfo",
     "TopicInfo",
 ]

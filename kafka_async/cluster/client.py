@@ -20,13 +20,13 @@ Which topics a refresh asks for: the tracked set (topics named in ``refresh_meta
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from collections.abc import Callable, Iterable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, overload
 
 import anyio
 import anyio.abc
@@ -47,10 +47,14 @@ from ..errors import (
 )
 from ..net.config import ClientConfig
 from ..net.connection import Authenticator, BrokerConnection, StreamFactory
-from ..net.pool import ConnectionPool, PoolStatistics
+from ..net.pool import ConnectionPool
 from ..protocol.apis import FIND_COORDINATOR, METADATA
-from ..protocol.schema import Api
-from .metadata import ClusterMetadata, TopicInfo
+from ..protocol.apis.find_coordinator import FindCoordinatorRequest
+from ..protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from ..protocol.schema import AnyApi, Api, ReqT, RespT
+from ..structs import ClientState, TopicPartition
+from .lifecycle import Lifecycle
+from .metadata import BrokerInfo, ClusterMetadata, TopicInfo
 from .tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
@@ -72,22 +76,6 @@ class _Lookup:
     done: anyio.Event
     node_id: int | None = None
     error: BaseException | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterStatistics:
-    """A snapshot for debugging: metadata age, refresh counts, coordinators, the pool."""
-
-    metadata_generation: int
-    brokers: tuple[int, ...]
-    topics: tuple[str, ...]
-    tracked_topics: tuple[str, ...] | None
-    refreshes: int
-    refresh_failures: int
-    seconds_since_refresh: float
-    refresh_in_flight: bool
-    coordinators: dict[tuple[int, str], int]
-    pool: PoolStatistics
 
 
 def _key_type(key_type: int | str) -> int:
@@ -133,13 +121,11 @@ class ClusterClient:
         self._last_refresh = float("-inf")
         self._refreshes = 0
         self._refresh_failures = 0
+        self._leader_hints = 0
         self._coordinators: dict[tuple[int, str], int] = {}
         self._lookups: dict[tuple[int, str], _Lookup] = {}
-        self._stack: AsyncExitStack | None = None
+        self._life = Lifecycle("cluster client")
         self._tg: BackgroundTasks | None = None
-        self._failure: BackgroundTaskError | None = None
-        self._closed = False
-        self._close_done: anyio.Event | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -152,32 +138,24 @@ class ClusterClient:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._exit(exc_type, exc, tb)
+    ) -> None:
+        await self.close()
 
     async def start(self) -> None:
-        """Bootstrap and start background refreshes (``async with`` calls this)."""
-        if self._stack is not None or self._closed:
-            raise ClientClosedError("a ClusterClient can only be started once")
-        stack = AsyncExitStack()
-        await stack.__aenter__()
-        self._stack = stack
-        try:
-            # Background tasks in a task of their own (see tasks.py): cancelling the scope
-            # around the owner (``async with Consumer(...)`` in a cancelled scope) must not
-            # stop the connection readers, refreshes and coordinator lookups its close()
-            # relies on, and close() may run in any task or scope. The pool is entered
-            # inside that group, so its reader tasks are too.
-            tasks = await stack.enter_async_context(
-                BackgroundTasks("cluster client", on_error=self._background_failed)
-            )
-            await tasks.start(self._run_pool)
-            self._tg = tasks
-            await self.refresh_metadata()
-            tasks.start_soon(self._refresher)
-        except BaseException:
-            await self._exit(None, None, None)
-            raise
+        """Bootstrap and start background refreshes (``async with`` calls this); once."""
+        await self._life.start(self._start, self._stop)
+
+    async def _start(self) -> None:
+        # Background tasks in a task of their own (see tasks.py): cancelling the scope
+        # around the owner (``async with Consumer(...)`` in a cancelled scope) must not stop
+        # the connection readers, refreshes and coordinator lookups its close() relies on,
+        # and close() may run in any task or scope. The pool is entered inside that group,
+        # so its reader tasks are too.
+        tasks = self._tg = BackgroundTasks("cluster client", on_error=self._background_failed)
+        await tasks.__aenter__()
+        await tasks.start(self._run_pool)
+        await self.refresh_metadata()
+        tasks.start_soon(self._refresher)
 
     async def _run_pool(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         async with self._pool:
@@ -186,55 +164,37 @@ class ClusterClient:
 
     async def close(self) -> None:
         """Stop background work and close every connection. Never hangs; may be called
-        from any task and inside any cancel scope."""
-        await self._exit(None, None, None)
+        from any task and inside any cancel scope (see ``lifecycle.py``)."""
+        await self._life.close(self._stop)
 
-    async def _exit(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        if self._close_done is not None:
-            # Closing in another task: return once it is done (it is bounded).
-            await self._close_done.wait()
-            return None
-        if self._closed:
-            return None
-        self._closed = True
-        close_done = self._close_done = anyio.Event()
-        stack, self._stack = self._stack, None
-        if stack is None:
-            close_done.set()
-            return None
+    async def _stop(self) -> None:
         # Connections first (the pool shields this and bounds it), so waiters fail with a
-        # connection error rather than a cancellation; then the background tasks.
+        # connection error rather than a cancellation; then the background tasks (their
+        # aclose is shielded and bounded too).
         await self._pool.close()
         if self._tg is not None:
-            self._tg.cancel()
-        # The caller's exception is not passed into the background tasks (they are ours,
-        # cancelled above). Leaving them waits, shielded and bounded, until they are done.
-        try:
-            await stack.__aexit__(None, None, None)
-        finally:
-            close_done.set()
-        return None
+            await self._tg.aclose()
 
     def _background_failed(self, error: BackgroundTaskError) -> None:
         """A background task failed unexpectedly: every later call raises ``error``."""
-        self._failure = error
+        self._life.fail(error)
         self._updated.set()
 
     def _check_open(self) -> BackgroundTasks:
-        if self._failure is not None:
-            raise self._failure
-        if self._closed or self._tg is None:
-            raise ClientClosedError("the cluster client is closed or not started")
+        # Calls made by start() itself (the first metadata refresh) are allowed.
+        self._life.check(starting=True)
+        if self._tg is None:
+            raise ClientClosedError("the cluster client is not started")
         return self._tg
 
     @property
+    def state(self) -> ClientState:
+        """Where the client is in its life (``new``, ``running``, ``closed``...)."""
+        return self._life.state
+
+    @property
     def closed(self) -> bool:
-        return self._closed
+        return self._life.closed
 
     @property
     def pool(self) -> ConnectionPool:
@@ -311,7 +271,9 @@ class ClusterClient:
                 self._refresh = None
             refresh.done.set()
 
-    async def _metadata_round(self, refresh: _Refresh) -> tuple[Any, frozenset[str] | None]:
+    async def _metadata_round(
+        self, refresh: _Refresh
+    ) -> tuple[MetadataResponse, frozenset[str] | None]:
         """Ask known brokers (least loaded first), then the bootstrap servers, until one
         answers or ``request_timeout_ms`` has passed (then ``NoBrokersAvailableError``)."""
         topics = refresh.topics
@@ -352,20 +314,18 @@ class ClusterClient:
         conn: BrokerConnection,
         names: list[str] | None,
         timeout: float | None = None,  # noqa: ASYNC109 - what is left of the refresh deadline
-    ) -> Any:
+    ) -> MetadataResponse:
         # v0 cannot ask for brokers only (an empty list means all topics); every broker
         # that answers ApiVersions (0.10+) speaks v1.
         version = conn.version_for(METADATA, min_version=1)
-        topic_list = None if names is None else [{"name": n} for n in names]
-        body = {
-            "topics": topic_list,
-            "allow_auto_topic_creation": self.allow_auto_topic_creation,
-        }
-        if version < 4 and self.allow_auto_topic_creation is False:
-            body.pop("allow_auto_topic_creation")  # v0-3 always auto-create (broker side)
+        body = MetadataRequest(
+            topics=None if names is None else [MetadataRequestTopic(name=n) for n in names],
+            # v0-3 have no such field: the broker always auto-creates (its default, true).
+            allow_auto_topic_creation=self.allow_auto_topic_creation or version < 4,
+        )
         return await conn.request(METADATA, body, version=version, timeout=timeout)
 
-    def _install(self, response: Any, requested: frozenset[str] | None) -> None:
+    def _install(self, response: MetadataResponse, requested: frozenset[str] | None) -> None:
         self._metadata = self._metadata.merge(response, requested)
         self._pool.update_brokers(
             {b.node_id: (b.host, b.port) for b in self._metadata.brokers.values()}
@@ -374,6 +334,28 @@ class ClusterClient:
         self._refreshes += 1
         updated, self._updated = self._updated, anyio.Event()
         updated.set()
+
+    def apply_leader_hints(
+        self,
+        leaders: Iterable[tuple[TopicPartition, int, int]],
+        endpoints: Iterable[Any] = (),
+    ) -> frozenset[TopicPartition]:
+        """KIP-951: install the new leaders a Produce (v10+) or Fetch (v16+) answer named
+        with NOT_LEADER_OR_FOLLOWER (``(partition, leader id, leader epoch)``, and the
+        answer's node endpoints), so the retry goes to the new leader without waiting for a
+        metadata refresh. Returns the partitions whose leader moved."""
+        brokers = [
+            BrokerInfo(e.node_id, e.host, e.port, getattr(e, "rack", None)) for e in endpoints
+        ]
+        new, moved = self._metadata.with_new_leaders(leaders, brokers)
+        if not moved:
+            return moved
+        self._metadata = new
+        self._pool.update_brokers({b.node_id: (b.host, b.port) for b in new.brokers.values()})
+        self._leader_hints += len(moved)
+        updated, self._updated = self._updated, anyio.Event()
+        updated.set()
+        return moved
 
     async def wait_for_metadata_update(
         self,
@@ -402,7 +384,7 @@ class ClusterClient:
             try:
                 await self.refresh_metadata()
             except KafkaError as exc:
-                if self._closed:
+                if self._life.closed:
                     # close() raced with a refresh that had already woken up.
                     return
                 log.warning("background metadata refresh failed: %s", exc)
@@ -472,11 +454,41 @@ class ClusterClient:
                 self.request_metadata_update()
             raise
 
+    @overload
     async def request(
         self,
         node_id: int,
-        api: Api,
-        body: Any,
+        api: Api[ReqT, RespT],
+        body: ReqT,
+        *,
+        purpose: str = ...,
+        version: int | None = ...,
+        min_version: int | None = ...,
+        max_version: int | None = ...,
+        timeout: float | None = ...,  # noqa: ASYNC109
+        expect_response: Literal[True] = ...,
+    ) -> RespT: ...
+
+    @overload
+    async def request(
+        self,
+        node_id: int,
+        api: Api[ReqT, RespT],
+        body: ReqT,
+        *,
+        purpose: str = ...,
+        version: int | None = ...,
+        min_version: int | None = ...,
+        max_version: int | None = ...,
+        timeout: float | None = ...,  # noqa: ASYNC109
+        expect_response: bool,
+    ) -> RespT | None: ...
+
+    async def request(
+        self,
+        node_id: int,
+        api: Api[ReqT, RespT],
+        body: ReqT,
         *,
         purpose: str = "default",
         version: int | None = None,
@@ -484,7 +496,7 @@ class ClusterClient:
         max_version: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-request deadline, by design
         expect_response: bool = True,
-    ) -> Any:
+    ) -> RespT | None:
         """Send ``body`` to broker ``node_id`` and return the decoded response.
 
         The connection is opened on demand (see ``ConnectionPool.get``). Without
@@ -518,14 +530,14 @@ class ClusterClient:
 
     async def request_any(
         self,
-        api: Api,
-        body: Any,
+        api: Api[ReqT, RespT],
+        body: ReqT,
         *,
         version: int | None = None,
         min_version: int | None = None,
         max_version: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-request deadline, by design
-    ) -> Any:
+    ) -> RespT:
         """Send to the least loaded broker; return the decoded response."""
         self._check_open()
         node = await self.any_node()
@@ -544,7 +556,7 @@ class ClusterClient:
     async def version_for(
         self,
         node_id: int | None,
-        api: Api,
+        api: AnyApi,
         *,
         min_version: int | None = None,
         max_version: int | None = None,
@@ -561,7 +573,7 @@ class ClusterClient:
 
     async def api_version(
         self,
-        api: Api,
+        api: AnyApi,
         node_id: int | None = None,
         *,
         min_version: int | None = None,
@@ -653,7 +665,7 @@ class ClusterClient:
         except IncompatibleBrokerVersionError:
             raise
         if version >= 4:
-            body: dict[str, Any] = {"key_type": key_type, "coordinator_keys": [key]}
+            body = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
             resp = await conn.request(FIND_COORDINATOR, body, version=version)
             if len(resp.coordinators) != 1:
                 raise KafkaConnectionError(
@@ -668,12 +680,11 @@ class ClusterClient:
                 c.port,
             )
         else:
-            body = {"key": key, "key_type": key_type}
-            if version == 0:
-                body.pop("key_type")
+            # v0 has no key_type: groups only (min_version above keeps others at v1+).
+            body = FindCoordinatorRequest(key=key, key_type=key_type)
             resp = await conn.request(FIND_COORDINATOR, body, version=version)
             code = resp.error_code
-            message = getattr(resp, "error_message", None)
+            message = resp.error_message
             node_id, host, port = resp.node_id, resp.host, resp.port
         if code:
             raise error_for_code(code, message)
@@ -681,21 +692,25 @@ class ClusterClient:
 
     # -- introspection ---------------------------------------------------------------------
 
-    def statistics(self) -> ClusterStatistics:
+    def statistics(self) -> dict[str, Any]:
+        """A snapshot for debugging: state, metadata age, refresh counts, coordinators and
+        the connection pool (plain values, like every client's ``statistics()``)."""
         md = self._metadata
-        return ClusterStatistics(
-            metadata_generation=md.generation,
-            brokers=tuple(sorted(md.brokers)),
-            topics=tuple(sorted(md.topics)),
-            tracked_topics=None if self._tracked is None else tuple(sorted(self._tracked)),
-            refreshes=self._refreshes,
-            refresh_failures=self._refresh_failures,
-            seconds_since_refresh=anyio.current_time() - self._last_refresh,
-            refresh_in_flight=self._refresh is not None,
-            coordinators=dict(self._coordinators),
-            pool=self._pool.statistics(),
-        )
+        return {
+            "state": self._life.state.value,
+            "metadata_generation": md.generation,
+            "brokers": sorted(md.brokers),
+            "topics": sorted(md.topics),
+            "tracked_topics": None if self._tracked is None else sorted(self._tracked),
+            "refreshes": self._refreshes,
+            "refresh_failures": self._refresh_failures,
+            "seconds_since_refresh": anyio.current_time() - self._last_refresh,
+            "refresh_in_flight": self._refresh is not None,
+            # Leaders learnt from NOT_LEADER_OR_FOLLOWER answers (KIP-951), no refresh.
+            "leader_hints": self._leader_hints,
+            "coordinators": dict(self._coordinators),
+            "pool": dataclasses.asdict(self._pool.statistics()),
+        }
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("open" if self._tg is not None else "new")
-        return f"<ClusterClient {state} {self._metadata!r}>"
+        return f"<ClusterClient {self._life.state.value} {self._metadata!r}>"

@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from .. import errors as E
+from ..protocol.apis.metadata import MetadataResponse, MetadataResponseTopic
 from ..structs import TopicPartition
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-LEADER_NOT_AVAILABLE = 5
-INVALID_TOPIC_EXCEPTION = 17
-TOPIC_AUTHORIZATION_FAILED = 29
+UNKNOWN_TOPIC_OR_PARTITION = E.UnknownTopicOrPartitionError.code
+LEADER_NOT_AVAILABLE = E.LeaderNotAvailableError.code
+INVALID_TOPIC_EXCEPTION = E.InvalidTopicError.code
+TOPIC_AUTHORIZATION_FAILED = E.TopicAuthorizationFailedError.code
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -169,18 +171,59 @@ class ClusterMetadata:
             generation=self.generation + 1,
         )
 
+    def with_new_leaders(
+        self,
+        leaders: Iterable[tuple[TopicPartition, int, int]],
+        brokers: Iterable[BrokerInfo] = (),
+    ) -> tuple[ClusterMetadata, frozenset[TopicPartition]]:
+        """KIP-951: a copy with the leaders a NOT_LEADER_OR_FOLLOWER answer named.
+
+        ``leaders`` are ``(partition, leader id, leader epoch)``; one is taken only when its
+        epoch is newer than the known one and its broker's address is known (here or in
+        ``brokers``, the answer's node endpoints). Returns the copy (``self`` when nothing
+        changed) and the partitions whose leader it moved."""
+        merged_brokers = dict(self.brokers)
+        for b in brokers:
+            merged_brokers[b.node_id] = b
+        topics = dict(self.topics)
+        moved: set[TopicPartition] = set()
+        for tp, leader, epoch in leaders:
+            t = topics.get(tp.topic)
+            p = None if t is None else t.partitions.get(tp.partition)
+            if t is None or p is None or leader < 0 or leader not in merged_brokers:
+                continue
+            if epoch <= p.leader_epoch:
+                continue  # not newer than what we know
+            parts = dict(t.partitions)
+            parts[tp.partition] = replace(p, leader=leader, leader_epoch=epoch)
+            topics[tp.topic] = replace(t, partitions=MappingProxyType(parts))
+            moved.add(tp)
+        if not moved:
+            return self, frozenset()
+        return (
+            ClusterMetadata(
+                brokers=MappingProxyType(merged_brokers),
+                controller_id=self.controller_id,
+                cluster_id=self.cluster_id,
+                topics=MappingProxyType(topics),
+                unknown_topics=self.unknown_topics,
+                unauthorized_topics=self.unauthorized_topics,
+                invalid_topics=self.invalid_topics,
+                generation=self.generation + 1,
+            ),
+            frozenset(moved),
+        )
+
     def merge(
-        self, response: Any, requested_topics: Collection[str] | None = None
+        self, response: MetadataResponse, requested_topics: Collection[str] | None = None
     ) -> ClusterMetadata:
         """The snapshot after a Metadata response to a request for ``requested_topics``.
 
-        ``response`` is a decoded Metadata response (any version) or an equivalent object
-        with the same attributes. ``None`` for ``requested_topics`` means all topics were
-        requested.
+        ``response`` is a decoded Metadata response (any version). ``None`` for
+        ``requested_topics`` means all topics were requested.
         """
         brokers = {
-            b.node_id: BrokerInfo(b.node_id, b.host, b.port, getattr(b, "rack", None))
-            for b in response.brokers
+            b.node_id: BrokerInfo(b.node_id, b.host, b.port, b.rack) for b in response.brokers
         }
         topics = dict(self.topics) if requested_topics is not None else {}
         unknown = set(self.unknown_topics)
@@ -208,7 +251,7 @@ class ClusterMetadata:
                 topics.pop(name, None)
                 invalid.add(name)
                 continue
-            topics[name] = _merge_topic(self.topics.get(name), t)
+            topics[name] = _merge_topic(self.topics.get(name), name, t)
         if requested_topics is None:
             # Topics the broker no longer lists are gone.
             unknown -= seen
@@ -218,8 +261,8 @@ class ClusterMetadata:
                     unknown.add(name)
         return ClusterMetadata(
             brokers=MappingProxyType(brokers),
-            controller_id=getattr(response, "controller_id", -1),
-            cluster_id=getattr(response, "cluster_id", None),
+            controller_id=response.controller_id,
+            cluster_id=response.cluster_id,
             topics=MappingProxyType(topics),
             unknown_topics=frozenset(unknown),
             unauthorized_topics=frozenset(unauthorized),
@@ -235,9 +278,8 @@ class ClusterMetadata:
         )
 
 
-def _merge_topic(old: TopicInfo | None, t: Any) -> TopicInfo:
-    raw_id = getattr(t, "topic_id", None)
-    topic_id = None if raw_id is None or raw_id.int == 0 else raw_id
+def _merge_topic(old: TopicInfo | None, name: str, t: MetadataResponseTopic) -> TopicInfo:
+    topic_id = None if t.topic_id.int == 0 else t.topic_id
     recreated = (
         old is not None
         and old.topic_id is not None
@@ -248,13 +290,13 @@ def _merge_topic(old: TopicInfo | None, t: Any) -> TopicInfo:
     parts: dict[int, PartitionInfo] = {}
     for p in t.partitions:
         new = PartitionInfo(
-            topic=t.name,
+            topic=name,
             partition=p.partition_index,
             leader=p.leader_id,
-            leader_epoch=getattr(p, "leader_epoch", -1),
+            leader_epoch=p.leader_epoch,
             replicas=tuple(p.replica_nodes),
             isr=tuple(p.isr_nodes),
-            offline_replicas=tuple(getattr(p, "offline_replicas", ()) or ()),
+            offline_replicas=tuple(p.offline_replicas),
             error_code=p.error_code,
         )
         prev = old_parts.get(p.partition_index)
@@ -266,9 +308,9 @@ def _merge_topic(old: TopicInfo | None, t: Any) -> TopicInfo:
         # A transient answer without partitions; keep what we knew until a real one comes.
         parts = dict(old.partitions)
     return TopicInfo(
-        name=t.name,
+        name=name,
         topic_id=topic_id if topic_id is not None else (None if old is None else old.topic_id),
-        is_internal=bool(getattr(t, "is_internal", False)),
+        is_internal=t.is_internal,
         partitions=MappingProxyType(parts),
         error_code=t.error_code,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .config import ConsumerSettings
 from .consumer import Consumer, ConsumerGroupMetadata, OffsetAndTimestamp
-from .errors import CommitFailedError, NoOffsetForPartitionError
+from .errors import CommitFailedError, LogTruncationError, NoOffsetForPartitionError
 from .group.assignors import (
     Assignor,
     CooperativeStickyAssignor,
@@ -22,6 +22,7 @@ __all__ = [
     "ConsumerRebalanceListener",
     "ConsumerSettings",
     "CooperativeStickyAssignor",
+    "LogTruncationError",
     "NoOffsetForPartitionError",
     "OffsetAndTimestamp",
     "RangeAssignor",

@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..cluster.client import ClusterClient
-from ..protocol.schema import Api
-
-Body = dict[str, Any] | Callable[[int], dict[str, Any]]
+from ..protocol.schema import Api, ReqT, RespT
 
 
 async def send(
     client: ClusterClient,
     node_id: int,
-    api: Api,
-    body: Body,
+    api: Api[ReqT, RespT],
+    body: ReqT | Callable[[int], ReqT],
     *,
     purpose: str = "default",
     min_version: int | None = None,
     max_version: int | None = None,
     timeout: float | None = None,
-) -> tuple[int, Any]:
+) -> tuple[int, RespT]:
     """Send to ``node_id`` at the highest common version within the bounds.
 
     ``body`` may be a function of the version, for APIs whose shape changed (OffsetFetch
@@ -29,6 +26,6 @@ async def send(
     """
     conn = await client.connection(node_id, purpose)
     version = conn.version_for(api, min_version, max_version)
-    payload = body(version) if callable(body) else body
+    payload: ReqT = body(version) if callable(body) else body
     resp = await conn.request(api, payload, version=version, timeout=timeout)
     return version, resp

@@ -6,10 +6,11 @@
         async for record in consumer:
             ...
 
-Inside, one anyio task group holds: the cluster client (connections, metadata), the
-fetcher (one Fetch loop per leader broker), the group coordinator (join/sync/heartbeat)
-when ``group_id`` is set, a position task that turns "no position yet" into one (committed
-offset, or ``auto_offset_reset``), and the auto-commit task. ``getmany``/``getone``/``async
+Inside, beside the cluster client (connections, metadata; its own task group), the
+consumer's anyio task group holds: the fetcher (one Fetch loop per leader broker), the
+group coordinator (join/sync/heartbeat) when ``group_id`` is set, a position task that
+turns "no position yet" into one (committed offset, or ``auto_offset_reset``), and the
+auto-commit task. ``getmany``/``getone``/``async
 for`` only drain the fetcher's buffer and wait for it; they never do network I/O themselves.
 
 Positions and commits: a record counts as consumed once it is returned to the caller.
@@ -44,9 +45,9 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -55,21 +56,25 @@ import anyio.abc
 import anyio.lowlevel
 
 from ..cluster.client import ClusterClient
+from ..cluster.lifecycle import Lifecycle
 from ..cluster.tasks import BackgroundTasks
 from ..errors import (
     BackgroundTaskError,
     ClientClosedError,
     ConfigError,
+    IncompatibleBrokerVersionError,
     KafkaError,
     KafkaTimeoutError,
 )
 from ..observability import ClientHooks, ConsumeEvent, call_hook
-from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from ..records.batch import ready as _ready
+from ..structs import ClientState, ConsumerRecord, OffsetAndMetadata, TopicPartition
 from ._signal import Signal
 from .config import ConsumerConfig, ConsumerSettings, Deserializer
-from .errors import CommitFailedError, NoOffsetForPartitionError
+from .errors import CommitFailedError, LogTruncationError, NoOffsetForPartitionError
 from .fetcher import Fetcher
 from .group.coordinator import GroupCoordinator
+from .group.heartbeat_coordinator import HeartbeatCoordinator
 from .offsets import OffsetClient
 from .positions import EARLIEST, LATEST, SubscriptionState
 
@@ -120,6 +125,58 @@ class Consumer(Generic[K, V]):
     ``topics`` subscribes at start (group mode, needs ``group_id``); or call
     ``subscribe``/``assign`` before or after ``start``. Use as ``async with`` or call
     ``start()``/``close()`` from one task.
+
+    Settings (names and defaults follow aiokafka; times in milliseconds): the connection and
+    security settings of :class:`~kafka_async.net.config.ClientConfig` and the consumer's own:
+
+    .. settings:consumer begin (make generate writes this list from consumer/settings.py)
+
+    * ``group_id`` (None): the consumer group to join; None: no group.
+    * ``group_instance_id`` (None): static membership (KIP-345): a restart within the session
+      keeps the partitions.
+    * ``group_protocol`` ("classic"): 'classic' (JoinGroup/SyncGroup) or 'consumer' (KIP-848, the
+      broker assigns).
+    * ``group_remote_assignor`` (None): 'consumer' protocol: the broker's assignor ('uniform',
+      'range'); None: its default.
+    * ``client_rack`` (None): the rack this consumer runs in: fetch from a replica there
+      (KIP-392).
+    * ``key_deserializer`` (None): turns key bytes (or None) into the consumer's K.
+    * ``value_deserializer`` (None): turns value bytes (or None) into the consumer's V.
+    * ``fetch_max_wait_ms`` (500): how long the broker may hold a Fetch waiting for
+      fetch_min_bytes.
+    * ``fetch_max_bytes`` (50 MiB): bytes one Fetch response may carry.
+    * ``fetch_min_bytes`` (1): bytes the broker waits for before it answers a Fetch.
+    * ``max_partition_fetch_bytes`` (1 MiB): bytes one Fetch may carry per partition.
+    * ``max_poll_records`` (None): records one getmany() returns at most; None: no limit.
+    * ``auto_offset_reset`` ("latest"): where to start without a committed offset: 'earliest',
+      'latest' or 'none' (raise).
+    * ``enable_auto_commit`` (True): commit the offsets of records handed out every
+      auto_commit_interval_ms.
+    * ``auto_commit_interval_ms`` (5000): how often auto commit runs.
+    * ``check_crcs`` (True): verify each record batch's CRC.
+    * ``partition_assignment_strategy`` (("range", "cooperative-sticky")): classic protocol:
+      assignors in order of preference (names, classes or instances).
+    * ``max_poll_interval_ms`` (300000): longest gap between polls before the member leaves the
+      group.
+    * ``rebalance_timeout_ms`` (max_poll_interval_ms): how long the coordinator waits for members
+      to rejoin.
+    * ``session_timeout_ms`` (10000): the group drops a member silent this long.
+    * ``heartbeat_interval_ms`` (3000): time between heartbeats (below session_timeout_ms).
+    * ``isolation_level`` ("read_uncommitted"): 'read_committed': skip aborted transactions and
+      stop at the first open one.
+    * ``exclude_internal_topics`` (True): a subscription pattern never matches internal topics
+      (__consumer_offsets).
+    * ``enable_fetch_sessions`` (True): incremental fetch sessions (KIP-227); off for brokers that
+      mishandle them.
+    * ``max_decompressed_size`` (64 MiB): a compressed batch inflating past this is refused
+      (decompression-bomb guard).
+    * ``close_timeout_ms`` (5000): how long close() may take (final commit, LeaveGroup).
+    * ``default_api_timeout_ms`` (60000): deadline of commit(), committed(), position() and the
+      offset lookups unless they give timeout_ms; a moving coordinator or leader is asked again
+      until then.
+    * ``hooks`` (None): observability hooks (OpenTelemetry spans and metrics); None: off.
+
+    .. settings:consumer end
     """
 
     # Without deserializers keys and values stay bytes; each deserializer given sets K or V
@@ -185,9 +242,14 @@ class Consumer(Generic[K, V]):
         )
         self._offsets.on_committed = self._on_committed
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._changed)
-        self._coordinator: GroupCoordinator | None = None
+        self._coordinator: GroupCoordinator | HeartbeatCoordinator | None = None
         if cfg.group_id is not None:
-            self._coordinator = GroupCoordinator(
+            # The two group protocols, one surface: classic (JoinGroup/SyncGroup) or
+            # "consumer" (KIP-848, ConsumerGroupHeartbeat; the broker assigns).
+            coordinator_class = (
+                HeartbeatCoordinator if cfg.group_protocol == "consumer" else GroupCoordinator
+            )
+            self._coordinator = coordinator_class(
                 self._client,
                 cfg,
                 self._subs,
@@ -196,14 +258,11 @@ class Consumer(Generic[K, V]):
                 on_revoke=self._on_revoke,
                 committable=self._uncommitted,
             )
-        self._stack: AsyncExitStack | None = None
+        self._life = Lifecycle("consumer")
         self._tg: BackgroundTasks | None = None
+        #: The API is closed: set by close() once its final commit and LeaveGroup are done
+        #: (while they run, the API, commit() in the listener, still works).
         self._closed = False
-        #: close() is committing and leaving: the API (commit() in the listener) still works.
-        self._closing = False
-        #: Set when close() has finished (a concurrent close() waits for it).
-        self._close_done: anyio.Event | None = None
-        self._started = False
         #: Bumped by subscribe()/assign(): a background unsubscribe must not undo them.
         self._sub_epoch = 0
         #: The epoch an unsubscribe() still in progress was made in, and its partitions
@@ -212,8 +271,11 @@ class Consumer(Generic[K, V]):
         self._unsubscribing: frozenset[TopicPartition] = frozenset()
         #: Records taken from the buffer by ``async for``/``getone`` and not yet yielded.
         self._iter: deque[ConsumerRecord[K, V]] = deque()
+        #: False while no partition can be paused (pause() was never called, or everything
+        #: was resumed since): ``async for`` then hands out ``_iter`` without a per-record
+        #: pause check.
+        self._maybe_paused = False
         self._position_error: BaseException | None = None
-        self._failure: BackgroundTaskError | None = None
         self._last_committed: dict[TopicPartition, int] = {}
         self._hooks = cfg.hooks
         if topics:
@@ -222,6 +284,12 @@ class Consumer(Generic[K, V]):
             raise ConfigError("listener given without topics; pass it to subscribe()")
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ClientState:
+        """Where the consumer is in its life (``ClientState.RUNNING`` between start and
+        close)."""
+        return self._life.state
 
     async def __aenter__(self) -> Consumer[K, V]:
         await self.start()
@@ -236,37 +304,8 @@ class Consumer(Generic[K, V]):
         await self.close()
 
     async def start(self) -> None:
-        """Connect (bootstrap) and start the background tasks."""
-        if self._started or self._closed:
-            raise ClientClosedError("a Consumer can only be started once")
-        self._started = True
-        stack = AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            await stack.enter_async_context(self._client)
-            # Detached (see cluster/tasks.py): cancelling the scope around ``async with
-            # Consumer`` must leave the fetcher and the group coordinator running until
-            # close() has committed and left the group.
-            tg = await stack.enter_async_context(
-                BackgroundTasks("consumer", on_error=self._background_failed)
-            )
-            self._tg = tg
-            self._stack = stack
-            self._track_topics()
-            await tg.start(self._fetcher.run)
-            tg.start_soon(self._position_loop)
-            if self._coordinator is not None:
-                await tg.start(self._coordinator.run)
-                if self._config.enable_auto_commit:
-                    tg.start_soon(self._auto_commit_loop)
-        except BaseException:
-            started_tg, self._tg = self._tg, None
-            self._stack = None
-            self._closed = True
-            if started_tg is not None:
-                started_tg.cancel()
-            await stack.aclose()
-            raise
+        """Connect (bootstrap) and start the background tasks; once."""
+        await self._life.start(self._start, self._stop_background)
         if self._hooks is not None:
             call_hook(
                 self._hooks.client_started,
@@ -275,45 +314,50 @@ class Consumer(Generic[K, V]):
                 self.statistics,
             )
 
+    async def _start(self) -> None:
+        await self._client.start()
+        # Detached (see cluster/tasks.py), beside the cluster client's own group: cancelling
+        # the scope around ``async with Consumer`` must leave the fetcher and the group
+        # coordinator running until close() has committed and left the group.
+        tg = self._tg = BackgroundTasks("consumer", on_error=self._background_failed)
+        await tg.__aenter__()
+        self._track_topics()
+        await tg.start(self._fetcher.run)
+        tg.start_soon(self._position_loop)
+        if self._coordinator is not None:
+            await tg.start(self._coordinator.run)
+            if self._config.enable_auto_commit:
+                tg.start_soon(self._auto_commit_loop)
+
+    async def _stop_background(self) -> None:
+        """Close the API, stop the background tasks, then the cluster client (each
+        shielded and bounded by itself)."""
+        self._closed = True
+        if self._tg is not None:
+            await self._tg.aclose()
+        await self._client.close()
+
     async def close(self) -> None:
         """Commit (auto commit), leave the group, stop everything. Returns within
-        ``close_timeout_ms`` (plus a little) even when the brokers are gone."""
-        if self._close_done is not None:
-            # close() ran or runs in another task: return when it is done (it is bounded).
-            await self._close_done.wait()
-            return
-        if self._closed:
-            return
-        # Not closed yet: the revocation below runs the listener, which may commit.
-        self._closing = True
-        close_done = self._close_done = anyio.Event()
-        stack, self._stack = self._stack, None
-        tg, self._tg = self._tg, None
-        if stack is None:
-            self._closed = True
-            close_done.set()
-            return
-        deadline = self._config.close_timeout_ms / 1000
-        end = time.monotonic() + deadline
-        # Shielded: close() often runs because the scope around ``async with`` was
-        # cancelled; the background tasks are shielded too (BackgroundTasks), so the final
-        # commit and LeaveGroup still reach the broker. The deadline keeps it bounded.
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(deadline):
-                coordinator = self._coordinator
-                if coordinator is not None and self._config.enable_auto_commit:
-                    await self._final_commit(coordinator, deadline)
-                if coordinator is not None:
-                    await coordinator.leave_group(max(0.0, end - time.monotonic()))
+        ``close_timeout_ms`` (plus a little) even when the brokers are gone; may be called
+        from any task and inside any cancel scope (see ``cluster/lifecycle.py``)."""
+        await self._life.close(self._close)
         self._closed = True
-        if tg is not None:
-            tg.cancel()
-        # Leaving the background tasks and the cluster client waits (shielded, bounded)
-        # until they are done; an outer cancellation is re-raised from here afterwards.
+
+    async def _close(self) -> None:
         try:
-            await stack.aclose()
+            # Shielded by the lifecycle: close() often runs because the scope around ``async
+            # with`` was cancelled; the background tasks are detached, so the final commit
+            # and LeaveGroup still reach the broker. The deadline keeps it bounded.
+            coordinator = self._coordinator
+            if coordinator is not None:
+                await self._life.phase(
+                    "the final commit and LeaveGroup",
+                    self._config.close_timeout_ms / 1000,
+                    partial(self._commit_and_leave, coordinator),
+                )
+            await self._stop_background()
         finally:
-            close_done.set()
             # After the final commit, so a last metric collection still sees it; in a
             # finally so an exporter never keeps reading a consumer that is gone.
             if self._hooks is not None:
@@ -323,27 +367,38 @@ class Consumer(Generic[K, V]):
                     self._config.client.client_id,
                     self.statistics,
                 )
-        # An outer cancellation that arrived while closing propagates now that all is done.
-        await anyio.lowlevel.checkpoint_if_cancelled()
 
-    async def _final_commit(self, coordinator: GroupCoordinator, timeout: float) -> None:  # noqa: ASYNC109
+    async def _commit_and_leave(self, coordinator: GroupCoordinator | HeartbeatCoordinator) -> None:
+        deadline = self._config.close_timeout_ms / 1000
+        end = time.monotonic() + deadline
+        if self._config.enable_auto_commit:
+            await self._final_commit(coordinator, deadline)
+        await coordinator.leave_group(max(0.0, end - time.monotonic()))
+
+    async def _final_commit(
+        self,
+        coordinator: GroupCoordinator | HeartbeatCoordinator,
+        timeout: float,  # noqa: ASYNC109
+    ) -> None:
         """close(): commit what the application received, when there is anything to commit
         and a generation to commit it in (else there is nothing to lose: a member that never
         joined owns no partitions)."""
-        if self._subs.is_group_managed and coordinator.generation()[0] < 0:
+        if self._subs.is_group_managed and coordinator.commit_refusal() is not None:
             return
         try:
             await self._commit_consumed(timeout=timeout, only_changed=True)
         except KafkaError as exc:
             log.warning("final commit failed: %s", exc)
 
+    def _check_not_closed(self) -> None:
+        """For calls that also work before ``start()`` (on a manual assignment)."""
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+
     def _check_open(self) -> None:
         if self._closed:
             raise ClientClosedError("the consumer is closed")
-        if not self._started:
-            raise ClientClosedError("the consumer is not started (use 'async with' or start())")
-        if self._failure is not None:
-            raise self._failure
+        self._life.check(closing=True)
 
     def _track_topics(self) -> None:
         if self._subs.pattern is not None:
@@ -387,7 +442,7 @@ class Consumer(Generic[K, V]):
         else:
             self._subs.subscribe(topics)
         self._coordinator.listener = listener
-        if self._started:
+        if self._life.state is not ClientState.NEW:
             self._track_topics()
         self._coordinator.subscription_changed()
         self._changed.notify()
@@ -451,7 +506,7 @@ class Consumer(Generic[K, V]):
                 if st.position is None and st.reset_to is None:
                     st.reset_to = self._subs.default_reset
         self._on_revoke(old - set(tps))
-        if self._started:
+        if self._life.state is not ClientState.NEW:
             self._track_topics()
         self._changed.notify()
 
@@ -493,7 +548,12 @@ class Consumer(Generic[K, V]):
     # -- positions ---------------------------------------------------------------------------
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        """Consume ``partition`` from ``offset`` on (the next getmany/iteration)."""
+        """Consume ``partition`` from ``offset`` on (the next getmany/iteration).
+
+        ``ConfigError`` if ``partition`` is not assigned (before the first assignment,
+        after a revocation: seek in ``on_partitions_assigned``), ``ClientClosedError``
+        after close."""
+        self._check_not_closed()
         self._subs.seek(partition, offset)
         self._last_committed.pop(partition, None)
         self._fetcher.discard({partition})
@@ -511,7 +571,9 @@ class Consumer(Generic[K, V]):
         return tps
 
     async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        """Move to the earliest offset (of ``partitions``, or every assigned one)."""
+        """Move to the earliest offset (of ``partitions``, or every assigned one: none
+        before the first assignment)."""
+        self._check_not_closed()
         for tp in self._tps(partitions):
             self._subs.request_reset(tp, EARLIEST)
             self._last_committed.pop(tp, None)
@@ -520,7 +582,9 @@ class Consumer(Generic[K, V]):
         self._changed.notify()
 
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
-        """Move to the end (only records produced from now on are read)."""
+        """Move to the end (only records produced from now on are read), for
+        ``partitions`` or every assigned one."""
+        self._check_not_closed()
         for tp in self._tps(partitions):
             self._subs.request_reset(tp, LATEST)
             self._last_committed.pop(tp, None)
@@ -554,54 +618,78 @@ class Consumer(Generic[K, V]):
         timeout_ms: int | None = None,
     ) -> int:
         """The offset of the next record that will be returned for ``partition`` (waits
-        until it is known: committed offset or reset)."""
+        until it is known: committed offset or reset).
+
+        Waits up to ``timeout_ms`` (default ``default_api_timeout_ms``, 60 s, as Java's
+        ``position``): a coordinator or leader that does not answer meanwhile is asked again
+        by the background task, and only a non-retriable error (``NoOffsetForPartitionError``,
+        an authorization error) ends the wait early; ``KafkaTimeoutError`` once it passes.
+        """
         self._check_open()
         st = self._subs.state(partition)
-        timeout = self._timeout(timeout_ms)
+        timeout = self._timeout("position", timeout_ms)
         with anyio.move_on_after(timeout):
             while True:
-                self._raise_pending()
+                self._raise_pending(retriable=False)
                 st = self._subs.state(partition)
                 if st.has_position and st.position is not None:
                     committable = self._committable().get(partition)
                     return committable.offset if committable else st.position
                 event = self._changed.current()
                 await self._changed.wait(0.5, event)
-        raise KafkaTimeoutError(f"position of {partition} unknown after {timeout:.3f} s")
+        last = self._position_error
+        raise KafkaTimeoutError(
+            f"position of {partition} unknown after {timeout:.3f} s"
+            + (f" (last error: {last})" if last is not None else "")
+        )
 
-    def _timeout(self, timeout_ms: int | None) -> float:
+    def _timeout(self, what: str, timeout_ms: int | None) -> float:
+        """The deadline in seconds of a call taking ``timeout_ms``: by default
+        ``default_api_timeout_ms`` (Java's ``default.api.timeout.ms``), not one request's
+        timeout, so a coordinator or leader moving meanwhile is waited out."""
         if timeout_ms is None:
-            return self._config.client.request_timeout
+            return self._config.default_api_timeout_ms / 1000
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms < 0:
+            raise ConfigError(f"{what}: timeout_ms must be an integer >= 0, got {timeout_ms!r}")
         return timeout_ms / 1000
 
     async def committed(
         self, partition: TopicPartition, timeout_ms: int | None = None
     ) -> int | None:
-        """The group's committed offset for ``partition`` (None when nothing is committed)."""
+        """The group's committed offset for ``partition`` (None when nothing is committed).
+
+        Retries a moving or loading coordinator for up to ``timeout_ms`` (default
+        ``default_api_timeout_ms``), then ``KafkaTimeoutError``."""
         self._check_open()
-        got = await self._offsets.fetch_committed([partition], self._timeout(timeout_ms))
+        timeout = self._timeout("committed", timeout_ms)
+        got = await self._offsets.fetch_committed([partition], timeout)
         om = got.get(partition)
         return None if om is None else om.offset
 
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition], timeout_ms: int | None = None
     ) -> dict[TopicPartition, int]:
-        """The earliest available offset of each partition."""
-        return await self._list(partitions, EARLIEST, timeout_ms)
+        """The earliest available offset of each partition.
+
+        Retries leader changes for up to ``timeout_ms`` (default ``default_api_timeout_ms``),
+        then ``KafkaTimeoutError``; the same holds for ``end_offsets`` and
+        ``offsets_for_times``."""
+        return await self._list(partitions, EARLIEST, timeout_ms, "beginning_offsets")
 
     async def end_offsets(
         self, partitions: Iterable[TopicPartition], timeout_ms: int | None = None
     ) -> dict[TopicPartition, int]:
         """The offset after the last record of each partition (the last stable offset
         under read_committed)."""
-        return await self._list(partitions, LATEST, timeout_ms)
+        return await self._list(partitions, LATEST, timeout_ms, "end_offsets")
 
     async def _list(
-        self, partitions: Iterable[TopicPartition], ts: int, timeout_ms: int | None
+        self, partitions: Iterable[TopicPartition], ts: int, timeout_ms: int | None, what: str
     ) -> dict[TopicPartition, int]:
         self._check_open()
+        timeout = self._timeout(what, timeout_ms)
         tps = list(partitions)
-        got = await self._offsets.list_offsets(dict.fromkeys(tps, ts), self._timeout(timeout_ms))
+        got = await self._offsets.list_offsets(dict.fromkeys(tps, ts), timeout)
         return {tp: v[0] for tp, v in got.items() if v is not None}
 
     async def offsets_for_times(
@@ -610,10 +698,11 @@ class Consumer(Generic[K, V]):
         """For each partition, the earliest offset whose timestamp is >= the given one
         (milliseconds since the epoch), or None if there is none."""
         self._check_open()
+        timeout = self._timeout("offsets_for_times", timeout_ms)
         for tp, ts in timestamps.items():
             if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
                 raise ConfigError(f"offsets_for_times: bad timestamp {ts!r} for {tp}")
-        got = await self._offsets.list_offsets(dict(timestamps), self._timeout(timeout_ms))
+        got = await self._offsets.list_offsets(dict(timestamps), timeout)
         return {
             tp: (None if v is None else OffsetAndTimestamp(v[0], v[1])) for tp, v in got.items()
         }
@@ -624,33 +713,47 @@ class Consumer(Generic[K, V]):
         return None if hw < 0 else hw
 
     def last_stable_offset(self, partition: TopicPartition) -> int | None:
+        """The partition's last stable offset as of the last fetch (None before one)."""
         lso = self._subs.state(partition).last_stable_offset
         return None if lso < 0 else lso
 
     # -- pause -------------------------------------------------------------------------------
 
     def pause(self, *partitions: TopicPartition) -> None:
-        """Stop returning (and fetching) records of these partitions until ``resume``."""
+        """Stop returning (and fetching) records of these partitions until ``resume``.
+
+        ``ConfigError`` for a partition not assigned. A partition revoked and assigned
+        again by a rebalance starts unpaused (as in the Java client)."""
+        self._check_not_closed()
         self._subs.pause(partitions)
+        self._maybe_paused = True
         self._changed.notify()
 
     def resume(self, *partitions: TopicPartition) -> None:
+        """Return (and fetch) records of these paused partitions again."""
+        self._check_not_closed()
         self._subs.resume(partitions)
+        if not self._subs.paused():
+            self._maybe_paused = False
         self._changed.notify()
 
     def paused(self) -> set[TopicPartition]:
+        """The assigned partitions paused by ``pause``."""
         return set(self._subs.paused())
 
     # -- consuming ---------------------------------------------------------------------------
 
     def _background_failed(self, error: BackgroundTaskError) -> None:
         """A background task failed unexpectedly: getmany and friends raise ``error``."""
-        self._failure = error
+        self._life.fail(error)
         self._fetcher.data_ready.notify()
 
-    def _raise_pending(self) -> None:
-        if self._failure is not None:
-            raise self._failure
+    def _raise_pending(self, *, retriable: bool = True) -> None:
+        """Raise what the background tasks left for the application. ``retriable=False``
+        (``position()``): a retriable positions error (a request timed out) stays for the
+        background task to retry instead of ending the caller's wait."""
+        if self._life.failure is not None:
+            raise self._life.failure
         if self._coordinator is not None and self._coordinator.error is not None:
             err = self._coordinator.error
             if not isinstance(err, KafkaError) or self._coordinator.membership.failure is None:
@@ -658,6 +761,8 @@ class Consumer(Generic[K, V]):
             raise err
         if self._position_error is not None:
             err = self._position_error
+            if not retriable and isinstance(err, KafkaError) and err.retriable:
+                return
             self._position_error = None
             raise err
 
@@ -799,15 +904,33 @@ class Consumer(Generic[K, V]):
             )
             if not batch:
                 continue
-            records = [r for recs in batch.values() for r in recs]
-            first = records[0]
-            self._iter.extendleft(reversed(records[1:]))
-            return first
+            it = self._iter
+            if it:
+                # Records of paused partitions kept back: the new ones go before them.
+                records = [r for recs in batch.values() for r in recs]
+                it.extendleft(reversed(records[1:]))
+                return records[0]
+            for recs in batch.values():
+                it.extend(recs)
+            return it.popleft()
 
     def __aiter__(self) -> Consumer[K, V]:
         return self
 
-    async def __anext__(self) -> ConsumerRecord[K, V]:
+    def __anext__(self) -> Awaitable[ConsumerRecord[K, V]]:
+        # Not a coroutine function: the common case (a record taken already, no partition
+        # paused, so it is the next to hand out) answers with an awaitable that is done
+        # already (records.batch.ready, in C: no coroutine per record); the rest waits.
+        it = self._iter
+        if it and not self._maybe_paused and not self._closed:
+            coordinator = self._coordinator
+            if coordinator is not None:
+                coordinator.polled()
+            return _ready(it.popleft())
+        return self._next_record()
+
+    async def _next_record(self) -> ConsumerRecord[K, V]:
+        """``__anext__`` beyond the common case: closed, paused partitions, or nothing taken."""
         if self._closed:
             raise StopAsyncIteration
         if self._iter:
@@ -824,16 +947,36 @@ class Consumer(Generic[K, V]):
     async def commit(
         self,
         offsets: Mapping[TopicPartition, int | OffsetAndMetadata | tuple[int, str]] | None = None,
+        *,
+        timeout_ms: int | None = None,
     ) -> None:
         """Commit ``offsets`` (the next offset to read per partition, optionally with a
         metadata string), or the positions of every record returned so far.
 
-        Raises ``CommitFailedError`` when the group rebalanced since these records were
-        handed out (they will be read again by the partition's next owner).
+        With nothing to commit (no record returned yet, before the first assignment, while
+        a rebalance has taken the partitions away, ``offsets`` empty) it returns at once
+        without a request, in any window, as the Java client and aiokafka do; so a
+        ``getmany`` + ``commit()`` loop runs from start-up through rebalances.
+
+        Raises ``CommitFailedError`` when offsets cannot be committed in the member's
+        generation: the group rebalanced since these records were handed out (they will be
+        read again by the partition's next owner), a partition in ``offsets`` is not
+        assigned to this member, or the member holds no generation. Its ``cause`` is a
+        ``RebalanceInProgressError`` when a rebalance the member takes part in is under way:
+        commit again once it has its new assignment. ``ConfigError`` without a group_id.
+
+        The commit has ``timeout_ms`` (default ``default_api_timeout_ms``, 60 s) to
+        succeed, as Java's ``commitSync``: within it a moving or restarting coordinator
+        (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, a
+        request timeout, a dropped connection) is looked up again and the commit resent;
+        ``KafkaTimeoutError`` naming the deadline once it passes.
         """
         self._check_open()
+        if self._config.group_id is None:
+            raise ConfigError("commit() needs a group_id")
+        deadline = self._timeout("commit", timeout_ms)
         if offsets is None:
-            await self._commit_consumed(timeout=self._config.client.request_timeout)
+            await self._commit_consumed(timeout=deadline)
             return
         normalized: dict[TopicPartition, OffsetAndMetadata] = {}
         for tp, value in offsets.items():
@@ -852,7 +995,7 @@ class Consumer(Generic[K, V]):
             if self._subs.is_group_managed and tp not in self._subs.assignment:
                 raise CommitFailedError(f"commit: {tp} is not assigned to this member")
             normalized[tp] = om
-        await self._commit(normalized, self._config.client.request_timeout)
+        await self._commit(normalized, deadline)
 
     async def _commit_consumed(
         self,
@@ -861,7 +1004,6 @@ class Consumer(Generic[K, V]):
         only_changed: bool = False,
     ) -> None:
         def offsets() -> dict[TopicPartition, OffsetAndMetadata]:
-            # Read when the commit's turn comes (see OffsetClient.commit).
             got = self._committable()
             if only_changed:
                 got = {
@@ -869,6 +1011,9 @@ class Consumer(Generic[K, V]):
                 }
             return got
 
+        if not offsets():
+            return  # nothing to commit: a no-op in any window (no generation needed)
+        # Read again when the commit's turn comes (see OffsetClient.commit).
         await self._commit(offsets, timeout)
 
     async def _commit(
@@ -881,20 +1026,24 @@ class Consumer(Generic[K, V]):
             return
         gen, member, instance = -1, "", None
         coordinator = self._coordinator
+        on_generation_error: Callable[[int], None] | None = None
         if coordinator is not None and self._subs.is_group_managed:
+            refusal = coordinator.commit_refusal()
+            if refusal is not None:
+                raise refusal
             gen, member, instance = coordinator.generation()
-            if gen < 0:
-                raise CommitFailedError(
-                    "commit: this member is not in a group generation (a rebalance is in "
-                    "progress or it left the group); its partitions may be reassigned"
-                )
+
+            def on_generation_error(code: int) -> None:
+                coordinator.on_commit_error(code, gen, member)
+
         await self._offsets.commit(
             offsets,
             generation_id=gen,
             member_id=member,
             group_instance_id=instance,
             timeout=timeout,
-            on_generation_error=coordinator.on_commit_error if coordinator else None,
+            on_generation_error=on_generation_error,
+            current_generation=coordinator.current_generation if coordinator else None,
         )
 
     def _on_committed(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
@@ -906,9 +1055,9 @@ class Consumer(Generic[K, V]):
         while True:
             await anyio.sleep(interval)
             if self._subs.is_group_managed and (
-                self._coordinator is None or self._coordinator.generation()[0] < 0
+                self._coordinator is None or self._coordinator.commit_refusal() is not None
             ):
-                continue
+                continue  # no generation to commit in now (the revocation commits)
             try:
                 await self._commit_consumed(self._config.client.request_timeout, only_changed=True)
             except KafkaError as exc:
@@ -969,7 +1118,62 @@ class Consumer(Generic[K, V]):
                 if value is not None:
                     subs.set_reset_position(tp, value[0], epochs[tp])
             progressed = True
+        if await self._validate_positions():
+            progressed = True
         return progressed
+
+    async def _validate_positions(self) -> bool:
+        """KIP-320: ask the leaders where the epoch of each awaiting position ends
+        (OffsetForLeaderEpoch) and let the subscription state decide: position good, moved
+        back to where the logs part, or a LogTruncationError for the application
+        (``auto_offset_reset="none"``; asked again once the application has seen it, until
+        it seeks). True when something was asked."""
+        subs = self._subs
+        fetcher = self._fetcher
+        waiting = {
+            tp: v for tp, v in subs.needing_validation().items() if not fetcher.error_waiting(tp)
+        }
+        if not waiting:
+            return False
+        md = self._client.metadata
+        asked = {tp: (md.leader_epoch_for(tp), last) for tp, (last, _, _) in waiting.items()}
+        try:
+            answers = await self._offsets.epoch_end_offsets(asked)
+        except IncompatibleBrokerVersionError as exc:
+            log.info("cannot validate positions (%s): fetching without it", exc)
+            for tp, (_, _, epoch) in waiting.items():
+                subs.skip_validation(tp, epoch)
+            return True
+        again = False
+        for tp, answer in answers.items():
+            last, position, epoch = waiting[tp]
+            if answer is None or (isinstance(answer, KafkaError) and answer.retriable):
+                again = True  # no leader, or fenced / unknown epoch: newer metadata first
+                continue
+            if isinstance(answer, KafkaError):
+                fetcher.report(tp, answer)
+                continue
+            end_epoch, end_offset = answer
+            st = subs.assignment.get(tp)
+            current = st is not None and st.epoch == epoch and st.awaiting_validation
+            lost = subs.complete_validation(tp, epoch, end_epoch, end_offset)
+            if current and (end_epoch < 0 or end_offset < position):
+                fetcher.truncations += 1
+                log.warning(
+                    "%s: log truncated: epoch %s (asked %s) ends at %s on the leader, below "
+                    "the position %s",
+                    tp,
+                    end_epoch,
+                    last,
+                    end_offset,
+                    position,
+                )
+            if lost is not None:
+                fetcher.report(tp, LogTruncationError(tp, lost[0], lost[1], end_epoch))
+        if again:
+            self._client.request_metadata_update()
+            await anyio.sleep(self._config.client.retry_backoff_ms / 1000)
+        return True
 
     # -- introspection -----------------------------------------------------------------------
 
@@ -1000,6 +1204,7 @@ class Consumer(Generic[K, V]):
                 "committed": self._last_committed.get(tp),
             }
         return {
+            "state": self._life.state.value,
             "closed": self._closed,
             "subscription": sorted(self._subs.topics),
             "pattern": self._subs.pattern.pattern if self._subs.pattern else None,
@@ -1012,7 +1217,7 @@ class Consumer(Generic[K, V]):
         }
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("running" if self._started else "new")
+        state = self._life.state.value
         group = f" group={self._config.group_id!r}" if self._config.group_id else ""
         return f"<Consumer {state}{group} partitions={len(self._subs.assignment)}>"
 

@@ -32,4 +32,28 @@ class NoOffsetForPartitionError(KafkaError):
         self.partitions = partitions
 
 
-__all__ = ["CommitFailedError", "NoOffsetForPartitionError"]
+class LogTruncationError(KafkaError):
+    """The partition's log was truncated below the consumer's position (an unclean leader
+    election lost records it had read), and ``auto_offset_reset="none"`` forbids moving on by
+    itself (KIP-320).
+
+    ``position`` is where the consumer stood, ``divergent_offset`` the end of the log the new
+    leader shares with what the consumer read (records from there on differ or are gone),
+    ``leader_epoch`` the last epoch both agree on (-1: none). Seek (to
+    ``divergent_offset`` to read the new leader's records from the fork) to go on."""
+
+    def __init__(
+        self, partition: TopicPartition, position: int, divergent_offset: int, leader_epoch: int
+    ) -> None:
+        super().__init__(
+            f"{partition.topic}-{partition.partition}: the log was truncated below the "
+            f"position {position}; it matches what was read only up to offset "
+            f"{divergent_offset} (leader epoch {leader_epoch}), and auto_offset_reset='none'"
+        )
+        self.partition = partition
+        self.position = position
+        self.divergent_offset = divergent_offset
+        self.leader_epoch = leader_epoch
+
+
+__all__ = ["CommitFailedError", "LogTruncationError", "NoOffsetForPartitionError"]

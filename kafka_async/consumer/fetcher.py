@@ -19,6 +19,20 @@ Life of fetched bytes
    under read_committed, batches of aborted transactions, and hands out records from the
    partition's ``position`` on, moving ``position`` as it goes.
 
+Versions and topic ids: the highest Fetch version both sides support is used, up to v17.
+From v13 on requests and answers name topics by id (KIP-516; the ids come from Metadata v10+):
+the request's plan keeps name -> id, and the answer's topics are read back through it. A
+request with a topic whose id is not known (Metadata older than v10) uses v12, by name.
+UNKNOWN_TOPIC_ID and INCONSISTENT_TOPIC_ID (the topic was deleted, or recreated under a new
+id) ask for new metadata. A topic recreated under the same name has a new id; a position
+fetched under the old id belongs to a log that no longer exists, so the partition is reset to
+the new topic's beginning (or the application is told, under ``auto_offset_reset="none"``).
+
+New leaders (KIP-951): a Fetch v16+ answer of NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+names the partition's current leader, and the answer's node endpoints its address; they go
+into the metadata at once (``ClusterClient.apply_leader_hints``), so the next fetch goes to
+the new leader without a metadata round trip first (``leader_hints`` in the statistics).
+
 Staleness: every ``CompletedFetch`` carries the partition's epoch at request time and its
 fetch offset; data whose epoch changed (seek, reset, reassignment) or whose offset no longer
 matches the position is dropped, never handed out.
@@ -31,8 +45,9 @@ import heapq
 import logging
 import operator
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,33 +55,62 @@ import anyio
 import anyio.abc
 
 from ..cluster.client import ClusterClient
+from ..cluster.metadata import ClusterMetadata
 from ..errors import (
+    INVALID_METADATA_CODES,
     CorruptRecordError,
+    FencedLeaderEpochError,
+    FetchSessionIdNotFoundError,
+    FetchSessionTopicIdError,
     IncompatibleBrokerVersionError,
+    InvalidFetchSessionEpochError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    MessageTooLargeError,
+    NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
     error_for_code,
 )
 from ..protocol.apis import FETCH
+from ..protocol.apis.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    ForgottenTopic,
+    PartitionData,
+)
 from ..records.batch import RecordBatch, consumer_records_for, decode_batches
 from ..structs import ConsumerRecord, TopicPartition
-from ._io import send
 from ._signal import Signal
 from .config import ConsumerConfig
+from .errors import LogTruncationError
 from .fetch_session import FetchPlan, FetchSession, PartitionFetch
-from .positions import SubscriptionState
+from .positions import EARLIEST, SubscriptionState
 
 log = logging.getLogger(__name__)
 
 # Partition error codes the fetcher handles itself.
 _NONE = 0
-_OFFSET_OUT_OF_RANGE = 1
-#: Errors after which the partition's leader must be looked up again.
-_METADATA_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75, 100, 103})
-#: Fetch versions 13+ name topics by id; we use names (all brokers since 0.11 accept them).
-MAX_FETCH_VERSION = 12
+_OFFSET_OUT_OF_RANGE = OffsetOutOfRangeError.code
+#: Session errors: the next request is a full one, sent at once.
+_SESSION_ERRORS = (
+    FetchSessionIdNotFoundError.code,
+    InvalidFetchSessionEpochError.code,
+    # The session is by id and the request by name, or the other way round.
+    FetchSessionTopicIdError.code,
+)
+#: Errors after which the partition's leader must be looked up again (errors.py's flags).
+_METADATA_ERRORS = INVALID_METADATA_CODES
+#: Errors whose answer names the current leader (KIP-951, Fetch v16+).
+_LEADER_MOVED = (NotLeaderOrFollowerError.code, FencedLeaderEpochError.code)
+#: The highest Fetch version we speak (Kafka 4.x clients' too).
+MAX_FETCH_VERSION = 17
+#: Fetch v13+ names topics by id; up to v12 by name (a topic without a known id).
+MAX_FETCH_VERSION_BY_NAME = 12
+#: The first version whose answers carry the new leader's address (node_endpoints).
+_FIRST_NODE_ENDPOINTS_VERSION = 16
 
 _LOG_OVERHEAD = 12
 
@@ -77,9 +121,16 @@ def next_fetch_offset(data: bytes | memoryview, start: int) -> int:
     Reads only the fixed header fields, so prefetching costs no decoding. A truncated last
     batch is ignored, as ``decode_batches`` does.
     """
+    return next_fetch_position(data, start)[0]
+
+
+def next_fetch_position(data: bytes | memoryview, start: int) -> tuple[int, int]:
+    """``next_fetch_offset`` and the leader epoch of the last complete batch (-1 when it
+    has none: legacy messages, or no complete batch), the next fetch's last_fetched_epoch."""
     n = len(data)
     pos = 0
     nxt = start
+    epoch = -1
     while n - pos >= _LOG_OVERHEAD:
         length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
         end = pos + _LOG_OVERHEAD + length
@@ -92,11 +143,13 @@ def next_fetch_offset(data: bytes | memoryview, start: int) -> int:
                 break
             delta = int.from_bytes(data[pos + 23 : pos + 27], "big", signed=True)
             nxt = max(nxt, base + delta + 1)
+            epoch = int.from_bytes(data[pos + 12 : pos + 16], "big", signed=True)
         else:
             # Legacy message (or compressed wrapper): its offset is its last inner offset.
             nxt = max(nxt, base + 1)
+            epoch = -1
         pos = end
-    return nxt
+    return nxt, epoch
 
 
 def _structural_damage(data: bytes, max_decompressed_size: int) -> CorruptRecordError | None:
@@ -230,6 +283,11 @@ class CompletedFetch:
     @property
     def started(self) -> bool:
         return self._batches is not None
+
+    @property
+    def leader_epoch(self) -> int | None:
+        """The leader epoch of the batch ``take`` read last (None before v2 batches)."""
+        return self._leader_epoch
 
     def take(
         self,
@@ -371,7 +429,9 @@ class Fetcher:
         self._buffer: deque[CompletedFetch] = deque()
         self._buffered_bytes: dict[TopicPartition, int] = {}
         self._total_bytes = 0
-        self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
+        #: Where the next fetch of a partition starts when it runs ahead of the position:
+        #: (partition epoch, offset, leader epoch of the last batch fetched).
+        self._fetch_offsets: dict[TopicPartition, tuple[int, int, int]] = {}
         self._loops: dict[int, FetchSession] = {}
         self._in_flight: dict[TopicPartition, int] = {}
         # statistics
@@ -379,6 +439,24 @@ class Fetcher:
         self.fetch_errors = 0
         #: Responses whose records held no complete batch past the fetch offset.
         self.fetch_stalls = 0
+        #: Truncations found (KIP-320): Fetch answers with a diverging epoch, and position
+        #: validations whose leader's log ends below the position.
+        self.truncations = 0
+        #: Positions put to validation after a leader change (KIP-320).
+        self.validations = 0
+        #: KIP-392: partition -> (replica to fetch from, until when), as the leader said.
+        self._preferred: dict[TopicPartition, tuple[int, float]] = {}
+        #: Fetch requests sent, by node id.
+        self.fetches_by_node: dict[int, int] = {}
+        #: Fetch requests sent, by version.
+        self.fetches_by_version: dict[int, int] = {}
+        #: Partitions whose new leader a Fetch answer named and that moved to it (KIP-951).
+        self.leader_hints = 0
+        #: Partitions reset because their topic was deleted and recreated (a new topic id).
+        self.recreated_topics = 0
+        #: Per partition, (partition epoch, topic id) of the position's last fetch: the log
+        #: the position belongs to.
+        self._fetched_ids: dict[TopicPartition, tuple[int, uuid.UUID]] = {}
         self._stalled = False
         self.bytes_fetched = 0
         self.records_returned = 0
@@ -419,6 +497,11 @@ class Fetcher:
         self._buffer = keep
         for tp in list(self._fetch_offsets) if tps is None else list(tps):
             self._fetch_offsets.pop(tp, None)
+        if tps is None:
+            self._fetched_ids.clear()
+        else:
+            for tp in tps:
+                self._fetched_ids.pop(tp, None)
 
     def drain(
         self,
@@ -495,6 +578,10 @@ class Fetcher:
                     raise
                 st.position = position
                 if records:
+                    # The epoch of the last record read: Fetch sends it as last_fetched_epoch
+                    # and commits carry it (KIP-320).
+                    if cf.leader_epoch is not None:
+                        st.leader_epoch = cf.leader_epoch
                     lst = out.get(cf.tp)
                     if lst is None:
                         out[cf.tp] = records
@@ -512,13 +599,44 @@ class Fetcher:
                 buffer.appendleft(cf)
         return out
 
+    def report(self, tp: TopicPartition, error: KafkaError) -> None:
+        """Hand ``error`` to the application for ``tp`` (raised by the next drain that
+        reaches it), unless one already waits for it."""
+        st = self._subs.assignment.get(tp)
+        if st is None or st.position is None or self.error_waiting(tp):
+            return
+        self._add(CompletedFetch(tp, st.epoch, st.position, b"", st.position, error=error))
+        self.data_ready.notify()
+
+    def error_waiting(self, tp: TopicPartition) -> bool:
+        """True while an error for ``tp`` waits in the buffer for the application."""
+        return any(cf.tp == tp and cf.error is not None for cf in self._buffer)
+
     # -- fetching ----------------------------------------------------------------------------
 
-    def _fetch_offset(self, tp: TopicPartition, position: int, epoch: int) -> int:
+    def check_leader_epochs(self) -> bool:
+        """KIP-320: hold back the partitions whose leader changed since their position was
+        known good, until the position is validated (the Consumer's position task sends
+        OffsetForLeaderEpoch). True when some partition now awaits validation."""
+        metadata = self._client.metadata
+        moved = False
+        for tp in list(self._subs.assignment):
+            if self._subs.note_leader_epoch(tp, metadata.leader_epoch_for(tp)):
+                self._fetch_offsets.pop(tp, None)
+                self.validations += 1
+                moved = True
+        if moved:
+            self._changed.notify()
+        return moved
+
+    def _fetch_offset(
+        self, tp: TopicPartition, position: int, epoch: int, leader_epoch: int | None
+    ) -> tuple[int, int]:
+        """Where to fetch next, and the leader epoch of what was fetched before it."""
         known = self._fetch_offsets.get(tp)
         if known is None or known[0] != epoch:
-            return position
-        return known[1]
+            return position, -1 if leader_epoch is None else leader_epoch
+        return known[1], known[2]
 
     def _wanted(self, node_id: int) -> tuple[dict[TopicPartition, PartitionFetch], bool]:
         """Partitions to fetch from ``node_id`` now, and whether it is worth it.
@@ -530,6 +648,7 @@ class Fetcher:
         drain and ask for everything together.
         """
         cfg = self._config
+        self.check_leader_epochs()
         if self._total_bytes >= cfg.fetch_max_bytes:
             return {}, False
         metadata = self._client.metadata
@@ -548,36 +667,135 @@ class Fetcher:
         wanted: dict[TopicPartition, PartitionFetch] = {}
         held_back = False
         caught_up = True
+        fetched_ids = self._fetched_ids
         for tp, st in self._subs.assignment.items():
             if not st.has_position or st.paused or st.revoking or st.position is None:
                 continue
-            if metadata.leader_for(tp) != node_id:
+            if self._fetch_node(tp, metadata) != node_id:
                 continue
+            seen = fetched_ids.get(tp)
+            if seen is not None and seen[0] == st.epoch:
+                info = metadata.topics.get(tp.topic)
+                topic_id = None if info is None else info.topic_id
+                # Identity first: the id fetched under is the metadata's own object until a
+                # refresh (a UUID's == is a Python method; this runs per partition).
+                if topic_id is not seen[1] and topic_id is not None and topic_id != seen[1]:
+                    self._recreated(tp, st.position, seen[1], topic_id)
+                    continue
             if tp in failed or waiting.get(tp, 0) >= cfg.max_partition_fetch_bytes:
                 held_back = True
                 continue
-            offset = self._fetch_offset(tp, st.position, st.epoch)
+            offset, last_epoch = self._fetch_offset(tp, st.position, st.epoch, st.leader_epoch)
             if st.high_watermark < 0 or offset < st.high_watermark:
                 caught_up = False
+            # KIP-320: the current leader epoch is the metadata's (the fencing check); the
+            # epoch of the last record read goes in last_fetched_epoch (the truncation check).
+            # Sending the latter as the former fenced every fetch after a leader change.
             wanted[tp] = PartitionFetch(
                 offset,
                 cfg.max_partition_fetch_bytes,
-                st.leader_epoch if st.leader_epoch is not None else -1,
+                metadata.leader_epoch_for(tp),
+                last_fetched_epoch=last_epoch,
             )
         return wanted, bool(wanted) and not (held_back and caught_up)
 
+    def _recreated(self, tp: TopicPartition, position: int, old: uuid.UUID, new: uuid.UUID) -> None:
+        """``tp``'s topic was deleted and recreated (its id changed from ``old`` to ``new``)
+        since its position was fetched: the position belongs to a log that no longer
+        exists. Everything in the new topic was written after that, so none of it was
+        consumed: start at its beginning, whatever the reset strategy (the "latest" of
+        ``auto_offset_reset`` would skip records nobody has read); under "none" tell the
+        application (again after each drain, until it seeks)."""
+        self._fetch_offsets.pop(tp, None)
+        if self._subs.default_reset is None:
+            self.report(
+                tp,
+                OffsetOutOfRangeError(
+                    f"{tp}: the topic was deleted and recreated (topic id {old} is now "
+                    f"{new}); position {position} belongs to the old topic and "
+                    "auto_offset_reset is 'none'"
+                ),
+            )
+            return
+        log.info("%s: topic recreated (id %s -> %s); starting at its beginning", tp, old, new)
+        self.recreated_topics += 1
+        del self._fetched_ids[tp]
+        self._subs.request_reset(tp, EARLIEST)
+        self._changed.notify()
+
+    def _topic_ids(
+        self, wanted: Mapping[TopicPartition, PartitionFetch]
+    ) -> tuple[dict[str, uuid.UUID], bool]:
+        """Name -> id of the topics in ``wanted`` whose id the metadata knows, and whether
+        that is all of them."""
+        topics = self._client.metadata.topics
+        ids: dict[str, uuid.UUID] = {}
+        every = True
+        last = None
+        for tp in wanted:
+            name = tp.topic
+            if name == last or name in ids:
+                continue
+            last = name
+            info = topics.get(name)
+            if info is None or info.topic_id is None:
+                every = False
+            else:
+                ids[name] = info.topic_id
+        return ids, every
+
+    def _fetch_node(self, tp: TopicPartition, metadata: ClusterMetadata) -> int | None:
+        """The broker to fetch ``tp`` from: the replica the leader told us to read from
+        (KIP-392, until ``metadata_max_age_ms`` passes or it fails us), else the leader."""
+        preferred = self._preferred.get(tp)
+        if preferred is not None:
+            node, until = preferred
+            if time.monotonic() < until and metadata.broker(node) is not None:
+                return node
+            del self._preferred[tp]
+        return metadata.leader_for(tp)
+
+    def _prefer(self, tp: TopicPartition, node: int) -> None:
+        ttl = self._config.client.metadata_max_age_ms / 1000
+        if self._preferred.get(tp, (None, 0.0))[0] != node:
+            log.debug("%s: fetching from replica %s (preferred read replica)", tp, node)
+        self._preferred[tp] = (node, time.monotonic() + ttl)
+
+    def _forget_replica(self, tp: TopicPartition, node_id: int) -> bool:
+        """Back to the leader for ``tp`` if we were reading it from replica ``node_id``."""
+        preferred = self._preferred.get(tp)
+        if preferred is None or preferred[0] != node_id:
+            return False
+        del self._preferred[tp]
+        self._changed.notify()
+        return True
+
     def _leaders(self) -> tuple[set[int], bool]:
-        """Leader node ids of fetchable partitions; True if some leader is unknown."""
+        """Nodes to fetch from (leaders, or preferred read replicas); True if some leader is
+        unknown."""
+        self.check_leader_epochs()
         metadata = self._client.metadata
         nodes: set[int] = set()
         unknown = False
+        denied = metadata.unauthorized_topics
         for tp in self._subs.fetchable():
-            leader = metadata.leader_for(tp)
+            if tp.topic in denied:
+                # Metadata refused the topic (ACLs): no leader will be known; the
+                # application gets the refusal instead of an endless wait, and metadata is
+                # asked again (rate-limited) so that a grant is seen soon.
+                self._file_refusal(tp)
+                unknown = True
+                continue
+            leader = self._fetch_node(tp, metadata)
             if leader is None or leader < 0:
                 unknown = True
             else:
                 nodes.add(leader)
         return nodes, unknown
+
+    def _file_refusal(self, tp: TopicPartition) -> None:
+        """Buffer a TopicAuthorizationFailedError for ``tp`` unless one already waits."""
+        self.report(tp, TopicAuthorizationFailedError(tp.topic))
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -609,7 +827,15 @@ class Fetcher:
                 event = self._changed.current()
                 wanted, worth_it = self._wanted(node_id)
                 if wanted and not worth_it:
-                    await self._changed.wait(cfg.fetch_max_wait_ms / 1000, event)
+                    # Look again after every change (the application starting on held-back
+                    # data makes its partition wanted, and the request worth it). Sending
+                    # the caught-up partitions alone right after a change would sit out
+                    # fetch_max_wait_ms on the broker while the application may empty the
+                    # buffer meanwhile: `async for`, which drains in small steps, stalled
+                    # there for that long again and again. Only a wait that times out with
+                    # nothing changed sends them (new data may have arrived for them).
+                    if await self._changed.wait(cfg.fetch_max_wait_ms / 1000, event):
+                        continue
                     wanted, _ = self._wanted(node_id)
                 if not wanted:
                     # Nothing to ask this broker for now; exit after a while with no work so
@@ -622,82 +848,133 @@ class Fetcher:
                     await self._changed.wait(1.0, event)
                     continue
                 idle_since = None
-                plan = session.plan(wanted)
-                ok = await self._fetch_once(node_id, session, plan)
+                ok = await self._fetch_once(node_id, session, wanted)
                 if not ok:
                     await anyio.sleep(backoff)
         finally:
             self._loops.pop(node_id, None)
 
-    def _build_request(self, plan: FetchPlan) -> dict[str, Any]:
+    def _build_request(self, plan: FetchPlan) -> FetchRequest:
+        """The request for ``plan``: topics by id when the plan has ids (v13+), else by
+        name (the request's version must match: ``plan.by_id`` iff v13+)."""
         cfg = self._config
-        topics: dict[str, list[dict[str, Any]]] = {}
+        topics: dict[str, list[FetchPartition]] = {}
         for tp, pf in plan.to_send.items():
             topics.setdefault(tp.topic, []).append(
-                {
-                    "partition": tp.partition,
-                    "current_leader_epoch": pf.current_leader_epoch,
-                    "fetch_offset": pf.fetch_offset,
-                    "log_start_offset": pf.log_start_offset,
-                    "partition_max_bytes": pf.max_bytes,
-                }
+                FetchPartition(
+                    partition=tp.partition,
+                    current_leader_epoch=pf.current_leader_epoch,
+                    fetch_offset=pf.fetch_offset,
+                    last_fetched_epoch=pf.last_fetched_epoch,
+                    log_start_offset=pf.log_start_offset,
+                    partition_max_bytes=pf.max_bytes,
+                )
             )
-        forgotten: dict[str, list[int]] = {}
-        for tp in plan.to_forget:
-            forgotten.setdefault(tp.topic, []).append(tp.partition)
-        return {
-            "max_wait_ms": cfg.fetch_max_wait_ms,
-            "min_bytes": cfg.fetch_min_bytes,
-            "max_bytes": cfg.fetch_max_bytes,
-            "isolation_level": cfg.isolation,
-            "session_id": plan.session_id,
-            "session_epoch": plan.epoch,
-            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-            "forgotten_topics_data": [
-                {"topic": t, "partitions": ps} for t, ps in forgotten.items()
-            ],
-        }
+        ids = plan.topic_ids
+        if ids is None:
+            fetch_topics = [FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()]
+            forgotten: dict[str, list[int]] = {}
+            for tp in plan.to_forget:
+                forgotten.setdefault(tp.topic, []).append(tp.partition)
+            forget_topics = [ForgottenTopic(topic=t, partitions=ps) for t, ps in forgotten.items()]
+        else:
+            fetch_topics = [FetchTopic(topic_id=ids[t], partitions=ps) for t, ps in topics.items()]
+            by_id: dict[uuid.UUID, list[int]] = {}
+            for tp in plan.to_forget:
+                by_id.setdefault(plan.forget_ids[tp], []).append(tp.partition)
+            forget_topics = [ForgottenTopic(topic_id=i, partitions=ps) for i, ps in by_id.items()]
+        return FetchRequest(
+            max_wait_ms=cfg.fetch_max_wait_ms,
+            min_bytes=cfg.fetch_min_bytes,
+            max_bytes=cfg.fetch_max_bytes,
+            isolation_level=cfg.isolation,
+            session_id=plan.session_id,
+            session_epoch=plan.epoch,
+            # KIP-392: where we are, so the leader can name a replica in our rack.
+            rack_id=cfg.client_rack or "",
+            topics=fetch_topics,
+            forgotten_topics_data=forget_topics,
+        )
 
-    async def _fetch_once(self, node_id: int, session: FetchSession, plan: FetchPlan) -> bool:
+    def _plan(
+        self, session: FetchSession, wanted: Mapping[TopicPartition, PartitionFetch], top: int
+    ) -> tuple[FetchPlan, int, dict[str, uuid.UUID]]:
+        """The next request of ``session`` and its version, given the highest version
+        ``top`` both sides support: by id (v13+) when every topic's id is known, else by
+        name at v12 at most. Also returns the ids the metadata knows (even by name)."""
+        ids, every = self._topic_ids(wanted)
+        if every and top > MAX_FETCH_VERSION_BY_NAME:
+            return session.plan(wanted, ids), top, ids
+        return session.plan(wanted), min(top, MAX_FETCH_VERSION_BY_NAME), ids
+
+    def _failed(
+        self, node_id: int, session: FetchSession, tps: Iterable[TopicPartition], exc: Exception
+    ) -> bool:
+        log.debug("fetch from node %s failed: %r", node_id, exc)
+        self.fetch_errors += 1
+        session.on_failure()
+        for tp in tps:
+            self._forget_replica(tp, node_id)
+        self._client.request_metadata_update()
+        return False
+
+    async def _fetch_once(
+        self,
+        node_id: int,
+        session: FetchSession,
+        wanted: Mapping[TopicPartition, PartitionFetch],
+    ) -> bool:
         cfg = self._config
+        timeout = cfg.fetch_max_wait_ms / 1000 + cfg.client.request_timeout
+        try:
+            conn = await self._client.connection(node_id, "fetch")
+            top = conn.version_for(FETCH, 4, MAX_FETCH_VERSION)
+        except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
+            return self._failed(node_id, session, wanted, exc)
+        plan, version, ids = self._plan(session, wanted, top)
         epochs = {tp: self._subs.assignment[tp].epoch for tp in plan.fetching}
         body = self._build_request(plan)
-        timeout = cfg.fetch_max_wait_ms / 1000 + cfg.client.request_timeout
         started = time.monotonic()
         self.fetch_requests += 1
+        self.fetches_by_node[node_id] = self.fetches_by_node.get(node_id, 0) + 1
+        self.fetches_by_version[version] = self.fetches_by_version.get(version, 0) + 1
         try:
-            _, resp = await send(
-                self._client,
-                node_id,
-                FETCH,
-                body,
-                purpose="fetch",
-                min_version=4,
-                max_version=MAX_FETCH_VERSION,
-                timeout=timeout,
-            )
-        except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
-            log.debug("fetch from node %s failed: %r", node_id, exc)
-            self.fetch_errors += 1
-            session.on_failure()
-            self._client.request_metadata_update()
-            return False
+            resp = await conn.request(FETCH, body, version=version, timeout=timeout)
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            return self._failed(node_id, session, plan.fetching, exc)
         self.last_fetch_latency_ms = (time.monotonic() - started) * 1000
         session.on_response(plan, resp.error_code, resp.session_id)
         if resp.error_code != _NONE:
             self.fetch_errors += 1
             log.debug("fetch session error %s from node %s", resp.error_code, node_id)
-            return resp.error_code in (70, 71)  # session errors: retry at once, full
+            return resp.error_code in _SESSION_ERRORS
         added = False
         self._stalled = False
+        hints: list[tuple[TopicPartition, int, int]] = []
+        names = None if plan.topic_ids is None else plan.topic_names()
         for topic in resp.responses:
-            name = topic.topic
+            if names is None:
+                name = topic.topic
+            else:
+                found = names.get(topic.topic_id.int)
+                if found is None:
+                    # An id we did not ask for: nothing to file it under.
+                    self._client.request_metadata_update()
+                    continue
+                name = found
+            topic_id = ids.get(name)
             for part in topic.partitions:
                 tp = TopicPartition(name, part.partition_index)
                 sent = plan.fetching.get(tp)
                 if sent is None:
                     continue
-                added |= self._handle_partition(tp, part, sent, epochs.get(tp, -1))
+                added |= self._handle_partition(
+                    tp, part, sent, epochs.get(tp, -1), node_id, topic_id, hints
+                )
+        if hints:
+            self._apply_hints(
+                hints, resp.node_endpoints if version >= _FIRST_NODE_ENDPOINTS_VERSION else ()
+            )
         if added:
             self.data_ready.notify()
         # Records that bring no complete batch past the fetch offset (a batch cut short, or
@@ -706,14 +983,60 @@ class Fetcher:
         # other partitions made progress.
         return added or not self._stalled
 
+    def _apply_hints(
+        self, hints: list[tuple[TopicPartition, int, int]], endpoints: Iterable[Any]
+    ) -> None:
+        """KIP-951: move the partitions to the leaders the answer named; metadata is asked
+        for only when a hint could not be taken (unknown broker, epoch not newer)."""
+        moved = self._client.apply_leader_hints(hints, endpoints)
+        if moved:
+            self.leader_hints += len(moved)
+            log.debug("new leaders from Fetch answers: %s", sorted(moved))
+            self._changed.notify()
+        if len(moved) < len(hints):
+            self._client.request_metadata_update()
+
     def _handle_partition(
-        self, tp: TopicPartition, part: Any, sent: PartitionFetch, epoch: int
+        self,
+        tp: TopicPartition,
+        part: PartitionData,
+        sent: PartitionFetch,
+        epoch: int,
+        node_id: int = -1,
+        topic_id: uuid.UUID | None = None,
+        hints: list[tuple[TopicPartition, int, int]] | None = None,
     ) -> bool:
         st = self._subs.assignment.get(tp)
         if st is None or st.epoch != epoch:
             return False  # seeked, reset or revoked while the request was in flight
         code = part.error_code
+        if code != _NONE and self._forget_replica(tp, node_id):
+            # A replica we were told to read from failed us (it lags, or lost the
+            # partition): the leader decides again, no reset (KIP-392).
+            log.debug("%s: replica %s answered %s; back to the leader", tp, node_id, code)
+            self.fetch_errors += 1
+            return False
+        replica = getattr(part, "preferred_read_replica", -1)
+        if code == _NONE and replica >= 0 and replica != node_id:
+            # The leader names a closer replica (KIP-392): its answer has no records.
+            self._prefer(tp, replica)
+            self._changed.notify()
+            if not part.records:
+                return False
+        diverging = getattr(part, "diverging_epoch", None)
+        if (
+            code == _NONE
+            and diverging is not None
+            and (diverging.epoch >= 0 or diverging.end_offset >= 0)
+        ):
+            return self._diverged(tp, sent, epoch, diverging.epoch, diverging.end_offset)
         if code == _NONE:
+            if topic_id is not None:
+                # The position is now known good in this topic's log (see _recreated);
+                # stored only when that changes (no allocation per answer).
+                seen = self._fetched_ids.get(tp)
+                if seen is None or seen[0] != epoch or seen[1] is not topic_id:
+                    self._fetched_ids[tp] = (epoch, topic_id)
             st.high_watermark = part.high_watermark
             if part.last_stable_offset >= 0:
                 st.last_stable_offset = part.last_stable_offset
@@ -723,7 +1046,7 @@ class Fetcher:
             if not records:
                 return False
             data = bytes(records)
-            nxt = next_fetch_offset(data, sent.fetch_offset)
+            nxt, last_epoch = next_fetch_position(data, sent.fetch_offset)
             if nxt <= sent.fetch_offset:
                 damage = _structural_damage(data, self._config.max_decompressed_size)
                 if damage is not None:
@@ -746,8 +1069,7 @@ class Fetcher:
                             sent.fetch_offset,
                             b"",
                             sent.fetch_offset,
-                            error=error_for_code(
-                                10,
+                            error=MessageTooLargeError(
                                 f"{tp}: a batch at offset {sent.fetch_offset} is larger than "
                                 f"max_partition_fetch_bytes={sent.max_bytes}",
                             ),
@@ -772,7 +1094,9 @@ class Fetcher:
                     read_committed=bool(self._config.isolation),
                 )
             )
-            self._fetch_offsets[tp] = (epoch, nxt)
+            if last_epoch < 0:
+                last_epoch = sent.last_fetched_epoch
+            self._fetch_offsets[tp] = (epoch, nxt, last_epoch)
             return True
         self.fetch_errors += 1
         if code == _OFFSET_OUT_OF_RANGE:
@@ -796,6 +1120,12 @@ class Fetcher:
             )
             return True
         if code in _METADATA_ERRORS:
+            leader = part.current_leader if code in _LEADER_MOVED else None
+            if hints is not None and leader is not None and leader.leader_id >= 0:
+                # KIP-951: the answer names the new leader; taken after the whole answer.
+                log.debug("%s: fetch error %s, leader now %s", tp, code, leader.leader_id)
+                hints.append((tp, leader.leader_id, leader.leader_epoch))
+                return False
             log.debug("%s: fetch error %s, refreshing metadata", tp, code)
             self._client.request_metadata_update()
             return False
@@ -803,6 +1133,29 @@ class Fetcher:
         if err.retriable:
             return False
         self._add(CompletedFetch(tp, epoch, sent.fetch_offset, b"", sent.fetch_offset, error=err))
+        return True
+
+    def _diverged(
+        self, tp: TopicPartition, sent: PartitionFetch, epoch: int, leader_epoch: int, end: int
+    ) -> bool:
+        """The leader's log forked from ours at ``end`` (the end of ``leader_epoch`` there):
+        an unclean leader election truncated what we read. Move back, or report it."""
+        self.truncations += 1
+        log.warning(
+            "%s: log truncated: the leader's epoch %s ends at %s, we read up to %s",
+            tp,
+            leader_epoch,
+            end,
+            sent.fetch_offset,
+        )
+        self._fetch_offsets.pop(tp, None)
+        lost = self._subs.on_divergence(tp, epoch, leader_epoch, end)
+        if lost is None:
+            self._changed.notify()
+            return False
+        position, divergent = lost
+        error = LogTruncationError(tp, position, divergent, leader_epoch)
+        self._add(CompletedFetch(tp, epoch, position, b"", position, error=error))
         return True
 
     def statistics(self) -> Mapping[str, Any]:
@@ -813,6 +1166,15 @@ class Fetcher:
             "fetch_requests": self.fetch_requests,
             "fetch_errors": self.fetch_errors,
             "fetch_stalls": self.fetch_stalls,
+            "truncations": self.truncations,
+            "validations": self.validations,
+            "fetches_by_node": dict(self.fetches_by_node),
+            "fetches_by_version": dict(self.fetches_by_version),
+            "leader_hints": self.leader_hints,
+            "recreated_topics": self.recreated_topics,
+            "preferred_replicas": {
+                f"{tp.topic}-{tp.partition}": node for tp, (node, _) in self._preferred.items()
+            },
             "bytes_fetched": self.bytes_fetched,
             "records_returned": self.records_returned,
             "last_fetch_latency_ms": round(self.last_fetch_latency_ms, 3),
@@ -822,6 +1184,8 @@ class Fetcher:
                     "epoch": s.epoch,
                     "full_requests": s.full_requests,
                     "incremental_requests": s.incremental_requests,
+                    "by_topic_id": s.topic_ids is not None,
+                    "replaced_partitions": s.replaced_partitions,
                 }
                 for node, s in self._loops.items()
             },

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
+from .. import errors as E
 from ..cluster.client import ClusterClient
 from ..errors import (
     BrokerResponseError,
@@ -23,23 +23,60 @@ from ..errors import (
     IncompatibleBrokerVersionError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    TopicAuthorizationFailedError,
     error_for_code,
 )
-from ..protocol.apis import LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH
+from ..protocol.apis import LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, OFFSET_FOR_LEADER_EPOCH
+from ..protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from ..protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from ..protocol.apis.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from ..protocol.apis.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
 from ..structs import OffsetAndMetadata, TopicPartition
 from ._io import send
 from .errors import CommitFailedError
 
 log = logging.getLogger(__name__)
 
-#: Commit errors that mean "your generation is over".
-GENERATION_ERRORS = frozenset({22, 25, 27})
-FENCED_INSTANCE_ID = 82
-_COORDINATOR_ERRORS = frozenset({14, 15, 16})
-#: ListOffsets errors after which the leader is looked up again.
-_LEADER_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75})
+#: Commit errors that mean "your generation is over" (FENCED_MEMBER_EPOCH: the consumer
+#: group protocol's way of saying it).
+GENERATION_ERRORS = frozenset(
+    {
+        E.IllegalGenerationError.code,
+        E.UnknownMemberIdError.code,
+        E.RebalanceInProgressError.code,
+        E.FencedMemberEpochError.code,
+    }
+)
+#: The consumer group protocol: the commit carried an older member epoch than the member
+#: has now (a heartbeat moved it on meanwhile); retried with the current one.
+STALE_MEMBER_EPOCH = E.StaleMemberEpochError.code
+FENCED_INSTANCE_ID = E.FencedInstanceIdError.code
+_COORDINATOR_ERRORS = frozenset(
+    {
+        E.CoordinatorLoadInProgressError.code,
+        E.CoordinatorNotAvailableError.code,
+        E.NotCoordinatorError.code,
+    }
+)
+#: ListOffsets errors after which the leader is looked up again (errors.py's flags).
+_LEADER_ERRORS = E.INVALID_METADATA_CODES
 #: OffsetFetch: a transactional commit is pending for the partition (retry shortly).
-_UNSTABLE_OFFSET_COMMIT = 88
+_UNSTABLE_OFFSET_COMMIT = E.UnstableOffsetCommitError.code
 
 
 def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
@@ -101,17 +138,28 @@ class OffsetClient:
         deadline = self._timeout if timeout is None else timeout
         require_stable = self._isolation == 1
 
-        def body(version: int) -> dict[str, Any]:
-            topics = [{"name": t, "partition_indexes": ps} for t, ps in _by_topic(wanted).items()]
+        def body(version: int) -> OffsetFetchRequest:
+            by_topic = _by_topic(wanted).items()
             if version >= 8:
-                return {
-                    "groups": [{"group_id": group, "topics": topics}],
-                    "require_stable": require_stable,
-                }
-            out: dict[str, Any] = {"group_id": group, "topics": topics}
-            if version >= 7:
-                out["require_stable"] = require_stable
-            return out
+                return OffsetFetchRequest(
+                    groups=[
+                        OffsetFetchRequestGroup(
+                            group_id=group,
+                            topics=[
+                                OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                                for t, ps in by_topic
+                            ],
+                        )
+                    ],
+                    require_stable=require_stable,
+                )
+            return OffsetFetchRequest(
+                group_id=group,
+                topics=[
+                    OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic
+                ],
+                require_stable=require_stable and version >= 7,
+            )
 
         last: BaseException | None = None
         with anyio.move_on_after(deadline):
@@ -126,12 +174,13 @@ class OffsetClient:
                     self._coordinator_failed()
                     await anyio.sleep(self._backoff)
                     continue
+                topics: Sequence[OffsetFetchResponseTopic | OffsetFetchResponseTopics]
                 if version >= 8:
                     grp = resp.groups[0] if resp.groups else None
                     top_error = grp.error_code if grp is not None else 0
                     topics = grp.topics if grp is not None else []
                 else:
-                    top_error = getattr(resp, "error_code", 0)
+                    top_error = resp.error_code
                     topics = resp.topics
                 retry_code = 0
                 result: dict[TopicPartition, OffsetAndMetadata | None] = {}
@@ -190,10 +239,14 @@ class OffsetClient:
         group_instance_id: str | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline for the whole call
         on_generation_error: Callable[[int], None] | None = None,
+        current_generation: Callable[[], int] | None = None,
     ) -> None:
         """Commit ``offsets`` for this group; raises ``CommitFailedError`` if the group
         rebalanced (after telling ``on_generation_error`` the code), the broker's typed
-        error for other non-retriable failures, ``KafkaTimeoutError`` at the deadline."""
+        error for other non-retriable failures, ``KafkaTimeoutError`` at the deadline.
+
+        ``current_generation`` gives the member's generation (member epoch) now: a commit
+        refused with STALE_MEMBER_EPOCH is sent again with it if it moved on."""
         group = self._need_group("commit()")
         deadline = self._timeout if timeout is None else timeout
         end = time.monotonic() + deadline
@@ -217,11 +270,22 @@ class OffsetClient:
                     group_instance_id,
                     max(0.0, end - time.monotonic()),
                     on_generation_error,
+                    current_generation,
                 )
                 if self.on_committed is not None:
                     self.on_committed(offsets)
         finally:
             self._lock.release()
+
+    async def commits_settled(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline
+        """Wait until the commits started so far have been answered (True), or ``timeout``
+        seconds (False). A member calls it before it rejoins: a commit the application sent
+        in the generation being ended lands before the JoinGroup can end it (they travel on
+        different connections, so the broker could otherwise take the JoinGroup first)."""
+        with anyio.move_on_after(timeout):
+            async with self._lock:
+                return True
+        return False
 
     async def _commit_locked(
         self,
@@ -232,29 +296,32 @@ class OffsetClient:
         group_instance_id: str | None,
         deadline: float,
         on_generation_error: Callable[[int], None] | None,
+        current_generation: Callable[[], int] | None = None,
     ) -> None:
 
-        def body(version: int) -> dict[str, Any]:
-            topics: dict[str, list[dict[str, Any]]] = {}
+        def body(version: int) -> OffsetCommitRequest:
+            topics: dict[str, list[OffsetCommitRequestPartition]] = {}
             for tp, om in offsets.items():
                 topics.setdefault(tp.topic, []).append(
-                    {
-                        "partition_index": tp.partition,
-                        "committed_offset": om.offset,
-                        "committed_leader_epoch": om.leader_epoch,
-                        "committed_metadata": om.metadata,
-                    }
+                    OffsetCommitRequestPartition(
+                        partition_index=tp.partition,
+                        committed_offset=om.offset,
+                        committed_leader_epoch=om.leader_epoch,
+                        committed_metadata=om.metadata,
+                    )
                 )
-            out: dict[str, Any] = {
-                "group_id": group,
-                "generation_id_or_member_epoch": generation_id,
-                "member_id": member_id,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-            }
-            if version >= 7:
-                out["group_instance_id"] = group_instance_id
-            return out
+            return OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member_id,
+                # v7 added static membership; older versions cannot carry the id.
+                group_instance_id=group_instance_id if version >= 7 else None,
+                topics=[
+                    OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()
+                ],
+            )
 
+        generation = generation_id
         last: BaseException | None = None
         self.commits += 1
         with anyio.move_on_after(deadline):
@@ -274,6 +341,20 @@ class OffsetClient:
                         if not code:
                             continue
                         err = error_for_code(code, f"OffsetCommit for {t.name}-{p.partition_index}")
+                        if code == STALE_MEMBER_EPOCH and current_generation is not None:
+                            # The coordinator moved the member on and the heartbeat telling
+                            # it is on its way: retry with the epoch the member has then.
+                            # Out of the group meanwhile: the partitions may be gone.
+                            generation = current_generation()
+                            if generation > 0:
+                                retry = err
+                                continue
+                            self.commit_failures += 1
+                            raise CommitFailedError(
+                                f"commit failed: {err}, and this member is no longer in the "
+                                "group; its partitions may be reassigned",
+                                err,
+                            )
                         if code in GENERATION_ERRORS or code == FENCED_INSTANCE_ID:
                             self.commit_failures += 1
                             if on_generation_error is not None:
@@ -328,9 +409,19 @@ class OffsetClient:
                 md = self._client.metadata
                 missing = [tp for tp in pending if md.partitions_for(tp.topic) is None]
                 if missing:
-                    await self._client.refresh_metadata({tp.topic for tp in missing})
+                    try:
+                        await self._client.refresh_metadata({tp.topic for tp in missing})
+                    except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                        # No broker answered in one request's time: ask again until the
+                        # call's own deadline.
+                        last = exc
+                        await anyio.sleep(self._backoff)
+                        continue
                     md = self._client.metadata
                 for tp, ts in pending.items():
+                    if tp.topic in md.unauthorized_topics:
+                        # Metadata refused the topic (ACLs): no leader will ever be known.
+                        raise TopicAuthorizationFailedError(tp.topic)
                     leader = md.leader_for(tp)
                     if leader is None or leader < 0:
                         parts = md.partitions_for(tp.topic)
@@ -375,20 +466,19 @@ class OffsetClient:
     ) -> dict[TopicPartition, tuple[int, int] | BrokerResponseError | None]:
         isolation = self._isolation
 
-        def body(version: int) -> dict[str, Any]:
-            topics: dict[str, list[dict[str, Any]]] = {}
+        def body(version: int) -> ListOffsetsRequest:
+            topics: dict[str, list[ListOffsetsPartition]] = {}
             for tp, ts in batch.items():
                 topics.setdefault(tp.topic, []).append(
-                    {"partition_index": tp.partition, "timestamp": ts}
+                    ListOffsetsPartition(partition_index=tp.partition, timestamp=ts)
                 )
-            out: dict[str, Any] = {
-                "replica_id": -1,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-                "timeout_ms": int(self._timeout * 1000),
-            }
-            if version >= 2:
-                out["isolation_level"] = isolation
-            return out
+            return ListOffsetsRequest(
+                replica_id=-1,
+                # v0-1 have no isolation level (read uncommitted).
+                isolation_level=isolation if version >= 2 else 0,
+                topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+                timeout_ms=int(self._timeout * 1000),
+            )
 
         try:
             _, resp = await send(self._client, node, LIST_OFFSETS, body, min_version=1)
@@ -406,6 +496,77 @@ class OffsetClient:
                     out[tp] = None
                 else:
                     out[tp] = (p.offset, p.timestamp)
+        return out
+
+    # -- leader epochs (KIP-320) -------------------------------------------------------------
+
+    async def epoch_end_offsets(
+        self, wanted: Mapping[TopicPartition, tuple[int, int]]
+    ) -> dict[TopicPartition, tuple[int, int] | BrokerResponseError | None]:
+        """OffsetForLeaderEpoch at each partition's leader, one request per leader, sent
+        concurrently: ``wanted`` maps a partition to (the leader epoch the consumer knows
+        for its leader, the epoch of the last record read). Each answer is ``(epoch,
+        end_offset)`` (the largest epoch not above the one asked for, and where it ends),
+        the broker's error for that partition, or None when no leader is known or the
+        leader could not be reached (ask again later). Raises
+        IncompatibleBrokerVersionError when a leader lacks version 3 (the first a client
+        may send, with replica_id -1)."""
+        md = self._client.metadata
+        by_leader: dict[int, dict[TopicPartition, tuple[int, int]]] = {}
+        out: dict[TopicPartition, tuple[int, int] | BrokerResponseError | None] = {}
+        for tp, epochs in wanted.items():
+            leader = md.leader_for(tp)
+            if leader is None:
+                out[tp] = None
+            else:
+                by_leader.setdefault(leader, {})[tp] = epochs
+
+        async def one(node: int, batch: dict[TopicPartition, tuple[int, int]]) -> None:
+            topics: dict[str, list[OffsetForLeaderPartition]] = {}
+            for tp, (current, last) in batch.items():
+                topics.setdefault(tp.topic, []).append(
+                    OffsetForLeaderPartition(
+                        partition=tp.partition, current_leader_epoch=current, leader_epoch=last
+                    )
+                )
+            body = OffsetForLeaderEpochRequest(
+                replica_id=-1,
+                topics=[OffsetForLeaderTopic(topic=t, partitions=ps) for t, ps in topics.items()],
+            )
+            try:
+                _, resp = await send(
+                    self._client,
+                    node,
+                    OFFSET_FOR_LEADER_EPOCH,
+                    body,
+                    min_version=3,
+                    timeout=self._timeout,
+                )
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                log.debug("OffsetForLeaderEpoch to node %s failed: %r", node, exc)
+                out.update(dict.fromkeys(batch))
+                return
+            except Exception as exc:  # raised below as itself, not in an exception group
+                failures.append(exc)
+                return
+            for t in resp.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.topic, p.partition)
+                    if tp not in batch:
+                        continue
+                    if p.error_code:
+                        out[tp] = error_for_code(p.error_code, f"OffsetForLeaderEpoch for {tp}")
+                    else:
+                        out[tp] = (p.leader_epoch, p.end_offset)
+            for tp in batch:
+                out.setdefault(tp, None)
+
+        failures: list[Exception] = []
+        async with anyio.create_task_group() as tg:
+            for node, batch in by_leader.items():
+                tg.start_soon(one, node, batch)
+        if failures:
+            raise failures[0]
         return out
 
 

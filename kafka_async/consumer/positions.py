@@ -13,6 +13,16 @@ Two offsets matter per partition and they are kept apart on purpose:
 Every seek, reset or reassignment bumps the partition's ``epoch``; fetched data tagged with an
 older epoch is dropped, so a response that was in flight during a seek can never deliver
 records from before the seek.
+
+Position validation (KIP-320): a position carries the leader epoch of the last record read
+(``leader_epoch``) and the partition leader's epoch it was last known good under
+(``current_leader_epoch``). When metadata shows a newer leader epoch, or the position came
+from a commit or seek that names an epoch, the partition waits (``awaiting_validation``,
+not fetched) until OffsetForLeaderEpoch has told where the new leader's log ends for that
+epoch: at or past the position, fetching goes on; below it, records the consumer read are
+gone (an unclean leader election truncated the log) and :meth:`complete_validation` decides
+as the Java client does: move back to where the logs part (a reset strategy is set), or
+report the truncation (``auto_offset_reset="none"``).
 """
 
 from __future__ import annotations
@@ -57,10 +67,21 @@ class PartitionState:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
+    #: KIP-320: the partition leader's epoch (from metadata) the position is known good
+    #: under; None until the first metadata after the position was set.
+    current_leader_epoch: int | None = None
+    #: KIP-320: the leader changed (or the position came with an epoch from a commit or a
+    #: seek): not fetched until OffsetForLeaderEpoch confirms the position.
+    awaiting_validation: bool = False
 
     @property
     def has_position(self) -> bool:
-        return self.position is not None and not self.awaiting_committed and self.reset_to is None
+        return (
+            self.position is not None
+            and not self.awaiting_committed
+            and self.reset_to is None
+            and not self.awaiting_validation
+        )
 
 
 class SubscriptionState:
@@ -194,12 +215,16 @@ class SubscriptionState:
         st.awaiting_committed = False
         st.reset_to = None
         st.epoch += 1
+        # An epoch says which log the offset was read from: check it against the leader's.
+        st.awaiting_validation = leader_epoch is not None and leader_epoch >= 0
+        st.current_leader_epoch = None
 
     def request_reset(self, tp: TopicPartition, strategy: int | None) -> None:
         """Schedule a reset to EARLIEST/LATEST (None: use the configured default)."""
         st = self.state(tp)
         st.reset_to = self.default_reset if strategy is None else strategy
         st.awaiting_committed = False
+        st.awaiting_validation = False
         st.epoch += 1
 
     def set_committed_or_reset(
@@ -215,6 +240,10 @@ class SubscriptionState:
             st.position = committed.offset
             st.leader_epoch = committed.leader_epoch if committed.leader_epoch >= 0 else None
             st.epoch += 1
+            # A commit names the epoch of the last record read: the log may have been
+            # truncated since (KIP-320), so the position is checked before fetching.
+            st.awaiting_validation = st.leader_epoch is not None
+            st.current_leader_epoch = None
             return True
         st.reset_to = self.default_reset
         return self.default_reset is not None
@@ -228,7 +257,114 @@ class SubscriptionState:
         st.reset_to = None
         st.position = offset
         st.leader_epoch = None
+        st.current_leader_epoch = None
         st.epoch += 1
+
+    # -- KIP-320 position validation -------------------------------------------------------
+
+    def note_leader_epoch(self, tp: TopicPartition, leader_epoch: int) -> bool:
+        """Metadata shows ``leader_epoch`` for ``tp``'s leader. Returns True when the
+        position must now be validated: the leader changed since the position was known
+        good, and the position names the epoch of what was read. The first epoch seen for
+        a position is taken as the one it is good under; an older one (a broker whose
+        metadata lags) changes nothing."""
+        st = self.assignment.get(tp)
+        if (
+            st is None
+            or leader_epoch < 0
+            or st.position is None
+            or st.awaiting_committed
+            or st.reset_to is not None
+        ):
+            return False
+        known = st.current_leader_epoch
+        if known is not None and leader_epoch <= known:
+            return False
+        st.current_leader_epoch = leader_epoch
+        if st.awaiting_validation:
+            if known is not None:
+                st.epoch += 1  # an answer from the old leader, still on its way, is stale
+            return False
+        if known is None or st.leader_epoch is None:
+            return False
+        st.awaiting_validation = True
+        # Data fetched from the old leader is not handed out: it may be among what the new
+        # leader's log no longer holds.
+        st.epoch += 1
+        return True
+
+    def needing_validation(self) -> dict[TopicPartition, tuple[int, int, int]]:
+        """Partitions awaiting validation: ``{tp: (leader epoch of the last record read,
+        position, partition epoch)}`` (the epoch to pass back to
+        :meth:`complete_validation`)."""
+        return {
+            tp: (st.leader_epoch, st.position, st.epoch)
+            for tp, st in self.assignment.items()
+            if st.awaiting_validation
+            and st.position is not None
+            and st.leader_epoch is not None
+            and not st.awaiting_committed
+            and st.reset_to is None
+        }
+
+    def complete_validation(
+        self, tp: TopicPartition, epoch: int, end_epoch: int, end_offset: int
+    ) -> tuple[int, int] | None:
+        """OffsetForLeaderEpoch answered for ``tp``: the new leader's log holds epoch
+        ``end_epoch`` (the largest not above the one asked for) up to ``end_offset``.
+
+        At or past the position: the position is good, fetching goes on. Below it (or no
+        such epoch: -1): the log was truncated under the consumer; with a reset strategy
+        the position moves back to ``end_offset`` (or, when the leader knows no such epoch,
+        the configured reset runs), and with "none" the partition stays unfetched and
+        ``(position, end_offset)`` is returned: a truncation to report (until a seek).
+        Ignored when the partition moved since the request (``epoch`` differs)."""
+        st = self.assignment.get(tp)
+        if st is None or st.epoch != epoch or not st.awaiting_validation or st.position is None:
+            return None
+        if end_epoch < 0:
+            end_offset = -1
+        if end_offset >= 0 and end_offset >= st.position:
+            st.awaiting_validation = False
+            return None
+        if self.default_reset is None:
+            return st.position, end_offset
+        st.awaiting_validation = False
+        return self.on_divergence(tp, epoch, end_epoch, end_offset)
+
+    def skip_validation(self, tp: TopicPartition, epoch: int) -> None:
+        """The leader cannot validate (a broker without OffsetForLeaderEpoch v3): fetch
+        without it, as the Java client does; Fetch's own diverging-epoch check remains."""
+        st = self.assignment.get(tp)
+        if st is not None and st.epoch == epoch:
+            st.awaiting_validation = False
+
+    def on_divergence(
+        self, tp: TopicPartition, epoch: int, diverging_epoch: int, end_offset: int
+    ) -> tuple[int, int] | None:
+        """KIP-320: the leader's log matches what was read only up to ``end_offset`` (the end
+        of ``diverging_epoch``, the last leader epoch both share). Moves the position back
+        to that offset when ``auto_offset_reset`` allows moving on by itself (the Java
+        client's rule: records from the fork on are read again from the new leader), or,
+        when the epoch is unknown to the leader, schedules the configured reset. Returns
+        ``(position, end_offset)`` when it may not (reset "none"): a truncation to report.
+        Ignored when the partition moved since (``epoch`` differs) or nothing was lost."""
+        st = self.assignment.get(tp)
+        if st is None or st.epoch != epoch or st.position is None:
+            return None
+        if end_offset >= 0 and end_offset >= st.position:
+            st.leader_epoch = diverging_epoch if diverging_epoch >= 0 else None
+            st.epoch += 1
+            return None
+        if self.default_reset is None:
+            return st.position, end_offset
+        if end_offset < 0:
+            self.request_reset(tp, None)
+            return None
+        st.position = end_offset
+        st.leader_epoch = diverging_epoch if diverging_epoch >= 0 else None
+        st.epoch += 1
+        return None
 
     def needing_committed(self) -> list[TopicPartition]:
         return [tp for tp, st in self.assignment.items() if st.awaiting_committed]

@@ -4,11 +4,10 @@
 :class:`~kafka_async.errors.ConfigError` naming the setting. Names follow aiokafka's where
 one exists, so code moves over with few edits.
 
-Higher-level configs build it from their own keyword arguments with
-:meth:`ClientConfig.from_kwargs`, which takes the settings it knows and hands back the rest,
-so validation lives in one place. :class:`ClientSettings` lists the same names as a
-``TypedDict``: the clients' ``**settings`` are typed with it (and its extensions), so mypy
-and editors know every name and value type before run time.
+Each setting is declared once, in :mod:`kafka_async.net.settings` (name, type, default,
+check, meaning); the fields of ``ClientConfig`` and :class:`ClientSettings`, the
+``TypedDict`` that types the clients' ``**settings`` (extended by ``ProducerSettings``,
+``ConsumerSettings`` and ``AdminSettings``), are generated from it (:mod:`kafka_async.settings`).
 
 Security
 --------
@@ -66,65 +65,33 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import ssl
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 from ..errors import ConfigError
 from . import sasl, tls
+from .settings import (
+    DEFAULT_BOOTSTRAP_SERVERS,
+    DEFAULT_MAX_RESPONSE_SIZE,
+    SCHEMA,
+    SECURITY_PROTOCOLS,
+)
+from .settings_generated import ClientFields, ClientSettings, SaslMechanismName, SecurityProtocol
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP_SERVERS",
+    "DEFAULT_MAX_RESPONSE_SIZE",
+    "SECURITY_PROTOCOLS",
+    "ClientConfig",
+    "ClientSettings",
+    "SaslMechanismName",
+    "SecurityProtocol",
+    "parse_bootstrap_servers",
+    "with_bootstrap_servers",
+]
 
 log = logging.getLogger(__name__)
-
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-
-#: The values ``security_protocol`` accepts (``SECURITY_PROTOCOLS``; a test keeps them equal).
-SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
-#: The built-in SASL mechanisms (``sasl.mechanism_names()``). A mechanism added with
-#: ``sasl.register_mechanism`` works at run time but needs a ``cast`` to pass mypy.
-SaslMechanismName = Literal["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-
-
-class ClientSettings(TypedDict, total=False):
-    """The keyword arguments of :class:`ClientConfig`, typed for editors and mypy.
-
-    Every client takes these (``Producer``, ``Consumer`` and ``AdminClient`` settings extend
-    this); meaning, defaults and checks are those of the ``ClientConfig`` field of the same
-    name. Values are still validated at run time (``ConfigError``), so untyped callers are
-    as safe as before.
-    """
-
-    bootstrap_servers: str | Sequence[str]
-    client_id: str
-    request_timeout_ms: int
-    connections_max_idle_ms: int
-    metadata_max_age_ms: int
-    retry_backoff_ms: int
-    reconnect_backoff_ms: int
-    reconnect_backoff_max_ms: int
-    connect_timeout_ms: int
-    max_response_size: int
-    #: "auto" or a broker version such as "2.8.0".
-    api_version: str
-    security_protocol: SecurityProtocol
-    ssl_context: ssl.SSLContext | None
-    ssl_cafile: str | None
-    ssl_certfile: str | None
-    ssl_keyfile: str | None
-    ssl_password: str | None
-    ssl_insecure_skip_verify: bool
-    sasl_mechanism: SaslMechanismName
-    sasl_plain_username: str | None
-    sasl_plain_password: str | None
-    sasl_oauth_token_provider: sasl.TokenProvider | None
-
-
-DEFAULT_MAX_RESPONSE_SIZE = 100 * 1024 * 1024
-DEFAULT_BOOTSTRAP_SERVERS = "localhost:9092"
-
-_CLIENT_ID_RE = re.compile(r"^[\x20-\x7e]*$")
-_API_VERSION_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
 
 def parse_bootstrap_servers(value: str | Sequence[str]) -> tuple[tuple[str, int], ...]:
@@ -183,101 +150,76 @@ def _parse_address(item: str) -> tuple[str, int]:
     return host, port
 
 
-@dataclass(frozen=True, slots=True)
-class ClientConfig:
-    """Settings every client (producer, consumer, admin) shares. All times in milliseconds."""
+class ClientConfig(ClientFields):
+    """Settings every client (producer, consumer, admin) shares. All times in milliseconds.
 
-    bootstrap_servers: str | Sequence[str] = DEFAULT_BOOTSTRAP_SERVERS
-    client_id: str = "kafka-async"
-    request_timeout_ms: int = 30_000
-    connections_max_idle_ms: int = 540_000
-    metadata_max_age_ms: int = 300_000
-    retry_backoff_ms: int = 100
-    reconnect_backoff_ms: int = 50
-    reconnect_backoff_max_ms: int = 1_000
-    connect_timeout_ms: int = 10_000
-    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
-    #: "auto" (negotiate with ApiVersions) or a broker version such as "2.8.0"; versions are
-    #: always negotiated per connection, so a fixed value only states the oldest broker
-    #: expected, and anything older than 0.10 (which lacks ApiVersions) is rejected.
-    api_version: str = "auto"
-    security_protocol: str = "PLAINTEXT"
-    ssl_context: ssl.SSLContext | None = None
-    #: CA bundle (PEM) to verify brokers with; the system's CAs when None.
-    ssl_cafile: str | None = None
-    #: Client certificate chain (PEM) for mutual TLS.
-    ssl_certfile: str | None = None
-    #: Private key of the client certificate (PEM), if not in ``ssl_certfile``.
-    ssl_keyfile: str | None = None
-    #: Password of ``ssl_keyfile``.
-    ssl_password: str | None = field(default=None, repr=False)
-    #: Accept any certificate for any host name. Test brokers only: logs a warning.
-    ssl_insecure_skip_verify: bool = False
-    sasl_mechanism: str = "PLAIN"
-    sasl_plain_username: str | None = None
-    sasl_plain_password: str | None = field(default=None, repr=False)
-    #: For OAUTHBEARER: an object with ``async token() -> str`` (and optionally
-    #: ``extensions() -> dict[str, str]``), like aiokafka's ``AbstractTokenProvider``.
-    sasl_oauth_token_provider: Any = field(default=None, repr=False)
-    #: Parsed form of ``bootstrap_servers``, filled in by validation.
-    addresses: tuple[tuple[str, int], ...] = field(default=(), init=False, compare=False)
-    #: The TLS context built from the ssl_* settings (None without TLS).
-    _tls: ssl.SSLContext | None = field(default=None, init=False, compare=False, repr=False)
+    Each setting is declared once, in :mod:`kafka_async.net.settings` (the fields come from
+    there through ``settings_generated.py``); this class adds what relates settings to each
+    other (TLS files need a TLS protocol, SASL needs credentials) and what is derived from
+    them: ``addresses`` (the parsed ``bootstrap_servers``) and the TLS context.
+
+    .. settings:client begin (make generate writes this list from net/settings.py)
+
+    * ``bootstrap_servers`` ("localhost:9092"): brokers to bootstrap from: 'host:port,...' or a
+      list; no port means 9092, IPv6 in brackets.
+    * ``client_id`` ("kafka-async"): sent with every request (broker logs, quotas); printable
+      ASCII.
+    * ``request_timeout_ms`` (30000): deadline of one request, ApiVersions and the SASL exchange
+      included.
+    * ``connections_max_idle_ms`` (540000): close a connection idle this long.
+    * ``metadata_max_age_ms`` (300000): refresh cluster metadata at least this often.
+    * ``retry_backoff_ms`` (100): wait before retrying a failed request.
+    * ``reconnect_backoff_ms`` (50): first wait before reconnecting to a broker (doubles per
+      failure).
+    * ``reconnect_backoff_max_ms`` (1000): longest wait between reconnects (>=
+      reconnect_backoff_ms).
+    * ``connect_timeout_ms`` (10000): deadline of the TCP connect and TLS handshake.
+    * ``max_response_size`` (100 MiB): a response frame announcing more bytes is refused before it
+      is read.
+    * ``api_version`` ("auto"): 'auto' or the oldest broker expected ('2.8.0'); versions are
+      negotiated per connection either way.
+    * ``security_protocol`` ("PLAINTEXT"): PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL.
+    * ``ssl_context`` (None): a TLS context you configured (instead of the ssl_* files).
+    * ``ssl_cafile`` (None): CA bundle (PEM) to verify brokers with; None: the system's CAs.
+    * ``ssl_certfile`` (None): client certificate chain (PEM) for mutual TLS.
+    * ``ssl_keyfile`` (None): private key (PEM) of the client certificate, if not in ssl_certfile.
+    * ``ssl_password`` (None): password of ssl_keyfile.
+    * ``ssl_insecure_skip_verify`` (False): accept any certificate for any host name (test brokers
+      only; logs a warning).
+    * ``sasl_mechanism`` ("PLAIN"): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER.
+    * ``sasl_plain_username`` (None): user name for PLAIN and SCRAM.
+    * ``sasl_plain_password`` (None): password for PLAIN and SCRAM.
+    * ``sasl_oauth_token_provider`` (None): OAUTHBEARER: an object with async token() (asked at
+      every authentication).
+
+    .. settings:client end
+    """
+
+    # A plain subclass (the generated dataclass gives __init__, repr, equality); the two
+    # derived values are set once, in __post_init__, and frozen like the fields.
+    __slots__ = ("_tls", "addresses")
+    addresses: tuple[tuple[str, int], ...]
+    _tls: ssl.SSLContext | None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "addresses", parse_bootstrap_servers(self.bootstrap_servers))
-        if not isinstance(self.client_id, str) or not _CLIENT_ID_RE.match(self.client_id):
-            raise ConfigError(
-                f"client_id: expected a printable ASCII string, got {self.client_id!r}"
-            )
-        for name, low in (
-            ("request_timeout_ms", 1),
-            ("connections_max_idle_ms", 1),
-            ("metadata_max_age_ms", 0),
-            ("retry_backoff_ms", 0),
-            ("reconnect_backoff_ms", 0),
-            ("reconnect_backoff_max_ms", 0),
-            ("connect_timeout_ms", 1),
-            ("max_response_size", 1024),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name}: expected an integer, got {value!r}")
-            if value < low:
-                raise ConfigError(f"{name}: must be >= {low}, got {value}")
+        object.__setattr__(self, "_tls", None)
         if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms:
             raise ConfigError(
                 f"reconnect_backoff_max_ms ({self.reconnect_backoff_max_ms}) must be >= "
                 f"reconnect_backoff_ms ({self.reconnect_backoff_ms})"
             )
-        if self.max_response_size > 0x7FFFFFFF:
-            raise ConfigError(
-                f"max_response_size: must fit a signed 32-bit frame size, got "
-                f"{self.max_response_size}"
-            )
-        self._check_api_version()
-        if self.security_protocol not in SECURITY_PROTOCOLS:
-            raise ConfigError(
-                f"security_protocol: expected one of {', '.join(SECURITY_PROTOCOLS)}, "
-                f"got {self.security_protocol!r}"
-            )
         self._check_tls()
         self._check_sasl()
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
     def _check_tls(self) -> None:
-        if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
-            raise ConfigError(
-                f"ssl_context: expected an ssl.SSLContext, got {type(self.ssl_context).__name__}"
-            )
-        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{name}: expected a string, got {type(value).__name__}")
-        if not isinstance(self.ssl_insecure_skip_verify, bool):
-            raise ConfigError(
-                "ssl_insecure_skip_verify: expected True or False, got "
-                f"{type(self.ssl_insecure_skip_verify).__name__}"
-            )
         file_settings = [
             name
             for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password")
@@ -321,23 +263,7 @@ class ClientConfig:
             )
 
     def _check_sasl(self) -> None:
-        if not isinstance(self.sasl_mechanism, str):
-            raise ConfigError(f"sasl_mechanism: expected a string, got {self.sasl_mechanism!r}")
-        if self.sasl_mechanism not in sasl.mechanism_names():
-            raise ConfigError(
-                f"sasl_mechanism: expected one of {', '.join(sasl.mechanism_names())}, "
-                f"got {self.sasl_mechanism!r}"
-            )
-        for name in ("sasl_plain_username", "sasl_plain_password"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{name}: expected a string, got {type(value).__name__}")
         provider = self.sasl_oauth_token_provider
-        if provider is not None and not callable(getattr(provider, "token", None)):
-            raise ConfigError(
-                "sasl_oauth_token_provider: expected an object with an async token() method, "
-                f"got {type(provider).__name__}"
-            )
         if not self.uses_sasl:
             return
         sasl.check_mechanism(self.sasl_mechanism)
@@ -356,21 +282,6 @@ class ClientConfig:
         # Rebuilt from the settings on unpickling: the TLS context built from the ssl_*
         # files cannot be pickled, the file names can (a given ssl_context still cannot).
         return (_rebuild_config, ({name: getattr(self, name) for name in self.field_names()},))
-
-    def _check_api_version(self) -> None:
-        if self.api_version == "auto":
-            return
-        match = (
-            _API_VERSION_RE.match(self.api_version) if isinstance(self.api_version, str) else None
-        )
-        if match is None:
-            raise ConfigError(
-                f"api_version: expected 'auto' or a version like '2.8.0', got {self.api_version!r}"
-            )
-        if (int(match.group(1)), int(match.group(2))) < (0, 10):
-            raise ConfigError(
-                f"api_version: brokers older than 0.10 are not supported, got {self.api_version!r}"
-            )
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -406,19 +317,14 @@ class ClientConfig:
 
     @classmethod
     def field_names(cls) -> frozenset[str]:
-        """The keyword arguments ``ClientConfig`` accepts."""
-        return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+        """The keyword arguments ``ClientConfig`` accepts (the declared settings)."""
+        return SCHEMA.names
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> tuple[ClientConfig, dict[str, Any]]:
-        """Build a config from the settings it knows; return it and the unused kwargs.
-
-        Producer/Consumer/Admin configs call this with all their keyword arguments and then
-        validate only what is left, so shared settings are checked in one place.
-        """
-        names = cls.field_names()
-        own = {k: v for k, v in kwargs.items() if k in names}
-        rest = {k: v for k, v in kwargs.items() if k not in names}
+        """Build a config from the settings it knows; return it and the unused kwargs."""
+        own = {k: v for k, v in kwargs.items() if k in SCHEMA.names}
+        rest = {k: v for k, v in kwargs.items() if k not in SCHEMA.names}
         return cls(**own), rest
 
     def replace(self, **changes: Any) -> ClientConfig:
@@ -428,9 +334,9 @@ class ClientConfig:
     def to_dict(self) -> Mapping[str, Any]:
         """The settings as a dict, with passwords and the token provider masked (safe to log)."""
         out = {name: getattr(self, name) for name in sorted(self.field_names())}
-        for name in ("sasl_plain_password", "ssl_password", "sasl_oauth_token_provider"):
-            if out.get(name) is not None:
-                out[name] = "********"
+        for setting in SCHEMA.settings:
+            if setting.secret and out[setting.name] is not None:
+                out[setting.name] = "********"
         return out
 
 

@@ -33,9 +33,12 @@ When SASL authentication reports a session lifetime, a task in the connection's 
 authenticates again at a random 85-95% of it. It first fetches what the mechanism needs (an
 OAUTHBEARER token) without blocking anyone, then pauses: new requests wait (within their
 deadlines) before being queued, frames already queued are written, and the SASL requests go
-out alone. Responses to requests sent earlier keep arriving in order ahead of the SASL
-answers, so nothing in flight is disturbed. Writes resume when the exchange ends; if it
-fails, the connection closes (the broker would close it at expiry anyway).
+out alone. A request about to be queued once that point has passed starts the pause itself
+(and wakes the task), as the Java client re-authenticates before its next write: on a busy
+event loop the task's timer can fire late, and a request must not go out on a session the
+broker is about to expire. Responses to requests sent earlier keep arriving in order ahead
+of the SASL answers, so nothing in flight is disturbed. Writes resume when the exchange ends;
+if it fails, the connection closes (the broker would close it at expiry anyway).
 
 Throttling
 ----------
@@ -69,7 +72,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Literal, overload
 
 import anyio
 import anyio.abc
@@ -83,12 +86,14 @@ from ..errors import (
     ProtocolDecodeError,
     ResponseTooLargeError,
     UnsupportedFieldError,
+    UnsupportedVersionError,
     raise_for_code,
 )
 from ..protocol import headers
 from ..protocol.apis import API_VERSIONS, SASL_HANDSHAKE
+from ..protocol.apis.api_versions import ApiVersionsRequest
 from ..protocol.codec import Reader
-from ..protocol.schema import Api
+from ..protocol.schema import AnyApi, Api, ReqT, RespT
 from . import sasl
 from .config import ClientConfig
 from .tls import TLSHandshakeError, describe_handshake_error, open_tls_stream
@@ -102,7 +107,7 @@ StreamFactory = Callable[[str, int, ClientConfig], Awaitable[anyio.abc.ByteStrea
 Authenticator = Callable[["BrokerConnection"], Awaitable[None]]
 
 _SIZE = struct.Struct(">i")
-_UNSUPPORTED_VERSION = 35
+_UNSUPPORTED_VERSION = UnsupportedVersionError.code
 _READ_CHUNK = 65536
 _READ_MAX = 262144
 _PREALLOC_MAX = 1 << 20  # frames up to this size are read into one preallocated buffer
@@ -152,7 +157,7 @@ class _Waiter:
         "version",
     )
 
-    def __init__(self, api: Api, version: int, correlation_id: int, deadline: float) -> None:
+    def __init__(self, api: AnyApi, version: int, correlation_id: int, deadline: float) -> None:
         self.api = api
         self.version = version
         self.correlation_id = correlation_id
@@ -212,6 +217,13 @@ class BrokerConnection:
         # Set while re-authenticating: requests wait on it before being queued.
         self._paused: anyio.Event | None = None
         self._reauth_requests = 0
+        #: When the next re-authentication is due (``anyio.current_time()``); None: none is.
+        self._reauth_at: float | None = None
+        #: When the exchange that started the current session began: the session's lifetime
+        #: counts from there, as in the Java client, so a late answer cannot make the client
+        #: think its session lasts longer than the broker does.
+        self._session_started = 0.0
+        self._reauth_wake = anyio.Event()
         self._state = _NEW
         self._stream: anyio.abc.ByteStream | None = None
         self._write_lock = anyio.Lock()
@@ -284,7 +296,7 @@ class BrokerConnection:
     # -- versions --------------------------------------------------------------------------
 
     def version_for(
-        self, api: Api, min_version: int | None = None, max_version: int | None = None
+        self, api: AnyApi, min_version: int | None = None, max_version: int | None = None
     ) -> int:
         """The highest version of ``api`` both sides support within the given bounds."""
         lo = api.min_version if min_version is None else max(api.min_version, min_version)
@@ -464,7 +476,9 @@ class BrokerConnection:
     async def _handshake(self) -> None:
         await self._negotiate_versions()
         if self._builtin_sasl:
+            started = anyio.current_time()
             self.sasl_session_lifetime_ms = await sasl.authenticate_session(self)
+            self._session_started = started
         elif self._authenticator is not None:
             await self._authenticator(self)
 
@@ -475,7 +489,11 @@ class BrokerConnection:
         while self.sasl_session_lifetime_ms > 0:
             lifetime = self.sasl_session_lifetime_ms / 1000.0
             # Random 85-95%: connections opened together do not all re-authenticate at once.
-            await anyio.sleep(lifetime * (0.85 + 0.10 * random.random()))
+            self._reauth_at = self._session_started + lifetime * (0.85 + 0.10 * random.random())
+            wait = max(0.0, self._reauth_at - anyio.current_time())
+            wake = self._reauth_wake = anyio.Event()
+            with anyio.move_on_after(wait):
+                await wake.wait()  # set by a request that found the time passed (_exchange)
             try:
                 with anyio.fail_after(self._default_timeout):
                     await self._reauthenticate()
@@ -486,23 +504,35 @@ class BrokerConnection:
                 self._fail(err)
                 return
 
+    def _reauth_due(self) -> None:
+        """A request found the re-authentication time passed: pause now, and wake the task."""
+        self._reauth_at = None
+        if self._paused is None:
+            self._paused = anyio.Event()
+        self._reauth_wake.set()
+
     async def _reauthenticate(self) -> None:
-        # Fetch what the mechanism needs (a token) before pausing anyone.
-        mechanism = await sasl.prepared_mechanism(self.config)
-        paused = self._paused = anyio.Event()
-        # Re-authenticating is not use: an idle connection must still look idle to the
-        # pool's reaper afterwards.
-        last_activity = self.last_activity
-        sent_before = self.requests_sent
-        self._reauth_requests = 0
+        self._reauth_at = None
         try:
+            # Fetch what the mechanism needs (a token) before pausing anyone, unless a
+            # request found the time passed and paused already.
+            mechanism = await sasl.prepared_mechanism(self.config)
+            if self._paused is None:
+                self._paused = anyio.Event()
+            # Re-authenticating is not use: an idle connection must still look idle to the
+            # pool's reaper afterwards.
+            last_activity = self.last_activity
+            sent_before = self.requests_sent
+            self._reauth_requests = 0
             async with self._write_lock:
                 if self._outbox:
                     # Frames queued before the pause go first; their waiters precede ours.
                     await self._flush(anyio.current_time() + self._default_timeout, SASL_HANDSHAKE)
+                started = anyio.current_time()
                 self.sasl_session_lifetime_ms = await sasl.authenticate_session(
                     self, self._send_paused, mechanism=mechanism
                 )
+                self._session_started = started
             self.reauthentications += 1
             if self.requests_sent - sent_before == self._reauth_requests and not self.in_flight:
                 self.last_activity = last_activity
@@ -512,10 +542,11 @@ class BrokerConnection:
                 self.sasl_session_lifetime_ms,
             )
         finally:
-            self._paused = None
-            paused.set()
+            paused, self._paused = self._paused, None
+            if paused is not None:
+                paused.set()
 
-    async def _send_paused(self, api: Api, body: Any, version: int) -> Any:
+    async def _send_paused(self, api: Api[ReqT, RespT], body: ReqT, version: int) -> RespT:
         """A request sent by re-authentication, which holds the write lock."""
         self._reauth_requests += 1
         reader = await self._exchange(api, version, body, None, True, locked=True)
@@ -529,10 +560,10 @@ class BrokerConnection:
         error 35 and its own ApiVersions range, which we then use.
         """
         version = API_VERSIONS.max_version
-        body = {
-            "client_software_name": _CLIENT_SOFTWARE[0],
-            "client_software_version": _CLIENT_SOFTWARE[1],
-        }
+        body = ApiVersionsRequest(
+            client_software_name=_CLIENT_SOFTWARE[0],
+            client_software_version=_CLIENT_SOFTWARE[1],
+        )
         for _ in range(3):
             reader = await self._exchange(API_VERSIONS, version, body, None, True)
             assert reader is not None
@@ -556,15 +587,37 @@ class BrokerConnection:
 
     # -- requests --------------------------------------------------------------------------
 
+    @overload
     async def request(
         self,
-        api: Api,
-        body: Any,
+        api: Api[ReqT, RespT],
+        body: ReqT,
+        *,
+        version: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+        expect_response: Literal[True] = True,
+    ) -> RespT: ...
+
+    @overload
+    async def request(
+        self,
+        api: Api[ReqT, RespT],
+        body: ReqT,
+        *,
+        version: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+        expect_response: bool,
+    ) -> RespT | None: ...
+
+    async def request(
+        self,
+        api: Api[ReqT, RespT],
+        body: ReqT,
         *,
         version: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - a per-request deadline, by design
         expect_response: bool = True,
-    ) -> Any:
+    ) -> RespT | None:
         """Send one request and return its decoded response (None if no response expected).
 
         ``version`` defaults to :meth:`version_for`. ``timeout`` (seconds) defaults to
@@ -602,9 +655,9 @@ class BrokerConnection:
 
     async def _exchange(
         self,
-        api: Api,
+        api: AnyApi,
         version: int,
-        body: Any,
+        body: object,
         timeout: float | None,  # noqa: ASYNC109
         expect_response: bool,
         *,
@@ -638,6 +691,9 @@ class BrokerConnection:
         with anyio.CancelScope(deadline=deadline):
             try:
                 if not locked:
+                    reauth_at = self._reauth_at
+                    if reauth_at is not None and anyio.current_time() >= reauth_at:
+                        self._reauth_due()
                     while self._paused is not None:
                         # Re-authenticating: queue nothing until it is done (see module doc).
                         await self._paused.wait()
@@ -677,7 +733,7 @@ class BrokerConnection:
         frame: bytearray,
         waiter: _Waiter | None,
         deadline: float,
-        api: Api,
+        api: AnyApi,
         *,
         locked: bool = False,
     ) -> None:
@@ -707,7 +763,7 @@ class BrokerConnection:
                 self._unqueue(seq, waiter)
             raise
 
-    async def _write_queued(self, seq: int, deadline: float, api: Api) -> None:
+    async def _write_queued(self, seq: int, deadline: float, api: AnyApi) -> None:
         """With the write lock held: write the queue unless frame ``seq`` already went out."""
         if self._flushed_seq >= seq:
             if self._state == _CLOSED:
@@ -736,7 +792,7 @@ class BrokerConnection:
                 )
         await self._flush(deadline, api)
 
-    def _check_throttle(self, deadline: float, api: Api) -> None:
+    def _check_throttle(self, deadline: float, api: AnyApi) -> None:
         """Fail at once a request whose deadline falls before the broker's pause ends.
 
         Waiting could only end in the same timeout, holding the caller for nothing. The
@@ -750,7 +806,7 @@ class BrokerConnection:
                 f"for {self._throttled_until - now:.3f} s more, past the request's deadline"
             )
 
-    async def _flush(self, deadline: float, api: Api) -> None:
+    async def _flush(self, deadline: float, api: AnyApi) -> None:
         """Write every queued frame in one send (called with the write lock held)."""
         stream = self._stream
         if self._state == _CLOSED or stream is None or not self._outbox:
@@ -863,6 +919,12 @@ class BrokerConnection:
                 frame = await self._read_exactly(size)
                 now = anyio.current_time()
                 self.last_activity = now
+                if self._state == _CLOSED:
+                    # Closed while the frame was read (close() or a timeout failed every
+                    # waiter and emptied the queue): nobody waits for this answer.
+                    return
+                if not self._waiters:
+                    raise ProtocolDecodeError("response received with no request in flight")
                 waiter = self._waiters[0]
                 reader = Reader(frame)
                 cid = headers.read_response_header(reader, waiter.api, waiter.version)

@@ -37,13 +37,15 @@ from ..errors import (
     raise_for_code,
 )
 from ..protocol.apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
-from ..protocol.schema import Api
+from ..protocol.apis.sasl_authenticate import SaslAuthenticateRequest
+from ..protocol.apis.sasl_handshake import SaslHandshakeRequest
+from ..protocol.schema import Api, ReqT, RespT
 
 if TYPE_CHECKING:
     from .config import ClientConfig
     from .connection import BrokerConnection
 
-_UNSUPPORTED_SASL_MECHANISM = 33
+_UNSUPPORTED_SASL_MECHANISM = UnsupportedSaslMechanismError.code
 
 #: A SCRAM iteration count above this is refused: a hostile broker could otherwise make
 #: every connect burn seconds of CPU in PBKDF2.
@@ -422,10 +424,14 @@ register_mechanism("OAUTHBEARER", OAuthBearerMechanism.from_config)
 # Guards against a server that keeps sending challenges forever.
 _MAX_ROUNDS = 16
 
+
 #: Sends one request on the connection being authenticated and returns the response. On a
 #: fresh connection it is ``conn.request``; during re-authentication the connection passes
 #: a sender that writes while it holds its write lock.
-Send = Callable[[Api, Any, int], Awaitable[Any]]
+class Send(Protocol):
+    """Sends one request at ``version`` and returns its typed response."""
+
+    async def __call__(self, api: Api[ReqT, RespT], body: ReqT, version: int) -> RespT: ...
 
 
 async def prepared_mechanism(config: ClientConfig) -> SaslMechanism:
@@ -460,7 +466,7 @@ async def authenticate_session(
     """
     if send is None:
 
-        async def send(api: Api, body: Any, version: int) -> Any:
+        async def send(api: Api[ReqT, RespT], body: ReqT, version: int) -> RespT:
             return await conn.request(api, body, version=version)
 
     try:
@@ -473,9 +479,9 @@ async def authenticate_session(
         ) from None
     if mechanism is None:
         mechanism = await prepared_mechanism(conn.config)
-    hs = await send(SASL_HANDSHAKE, {"mechanism": mechanism.name}, hs_version)
+    hs = await send(SASL_HANDSHAKE, SaslHandshakeRequest(mechanism=mechanism.name), hs_version)
     if hs.error_code == _UNSUPPORTED_SASL_MECHANISM:
-        offered = ", ".join(hs.mechanisms or []) or "none"
+        offered = ", ".join(hs.mechanisms) or "none"
         raise UnsupportedSaslMechanismError(
             f"{conn.address}: SASL mechanism {mechanism.name} is not enabled on the broker; "
             f"it offers: {offered}"
@@ -490,12 +496,14 @@ async def authenticate_session(
             raise SaslAuthenticationFailedError(
                 f"{conn.address}: SASL {mechanism.name} did not finish after {_MAX_ROUNDS} rounds"
             )
-        resp = await send(SASL_AUTHENTICATE, {"auth_bytes": token}, auth_version)
+        resp = await send(
+            SASL_AUTHENTICATE, SaslAuthenticateRequest(auth_bytes=token), auth_version
+        )
         if resp.error_code:
             message = resp.error_message or "no reason given"
             raise_for_code(
                 resp.error_code, f"{conn.address}: SASL {mechanism.name} failed: {message}"
             )
-        lifetime = int(getattr(resp, "session_lifetime_ms", 0) or 0)
-        token = mechanism.step(bytes(resp.auth_bytes or b""))
+        lifetime = resp.session_lifetime_ms
+        token = mechanism.step(resp.auth_bytes)
     return max(lifetime, 0)

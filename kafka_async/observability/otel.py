@@ -54,6 +54,11 @@ so they cost nothing on the produce and fetch paths:
 - ``kafka_async.consumer.fetch.buffer.usage``: gauge (By)
 - ``kafka_async.consumer.group.generation``: gauge, per ``messaging.consumer.group.name``
 - ``kafka_async.consumer.rebalances``: counter ({rebalance}), per group
+- the share consumer (kind ``share_consumer``) feeds ``messaging.client.consumed.messages``
+  and ``kafka_async.share_consumer.acknowledgements`` (counter, per
+  ``kafka_async.acknowledge.type``: accept, release, reject, gap),
+  ``kafka_async.share_consumer.acknowledgements.failed`` (counter) and
+  ``kafka_async.share_consumer.unacknowledged`` (gauge)
 
 Every data point also carries ``messaging.system=kafka`` and ``messaging.client.id``.
 """
@@ -279,6 +284,38 @@ _INSTRUMENTS: list[tuple[str, bool, str, str, str, _Extractor]] = [
         "consumer",
         _nested("group", "rebalances", _group),
     ),
+    (
+        "messaging.client.consumed.messages",
+        True,
+        "{message}",
+        "Records handed to the application.",
+        "share_consumer",
+        _scalar("records_delivered"),
+    ),
+    (
+        "kafka_async.share_consumer.acknowledgements",
+        True,
+        "{record}",
+        "Acknowledgements the broker applied, per kafka_async.acknowledge.type.",
+        "share_consumer",
+        _by_key("acknowledged", "kafka_async.acknowledge.type"),
+    ),
+    (
+        "kafka_async.share_consumer.acknowledgements.failed",
+        True,
+        "{record}",
+        "Acknowledgements the broker refused or never answered.",
+        "share_consumer",
+        _scalar("acknowledgements_failed"),
+    ),
+    (
+        "kafka_async.share_consumer.unacknowledged",
+        False,
+        "{record}",
+        "Delivered records still waiting for their acknowledgement.",
+        "share_consumer",
+        _scalar("unacknowledged"),
+    ),
 ]
 
 
@@ -311,17 +348,18 @@ class OpenTelemetryHooks(ClientHooks):
         self._instruments: list[Any] = []
         if metrics:
             meter = otel_metrics.get_meter(_SCOPE, __version__, meter_provider=meter_provider)
+            # One instrument per name; several client kinds may feed it (records consumed
+            # by a consumer and by a share consumer are the same metric).
+            specs: dict[str, tuple[bool, str, str, list[Any]]] = {}
             for name, counter, unit, description, kind, extract in _INSTRUMENTS:
+                spec = specs.setdefault(name, (counter, unit, description, []))
+                spec[3].append(self._callback(kind, extract))
+            for name, (counter, unit, description, callbacks) in specs.items():
                 factory = (
                     meter.create_observable_counter if counter else meter.create_observable_gauge
                 )
                 self._instruments.append(
-                    factory(
-                        name,
-                        callbacks=[self._callback(kind, extract)],
-                        unit=unit,
-                        description=description,
-                    )
+                    factory(name, callbacks=callbacks, unit=unit, description=description)
                 )
 
     def _callback(

@@ -20,7 +20,10 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
 * With idempotence, up to ``max_in_flight`` batches of a partition may be in flight at once
   (the broker keeps the last five batches per producer and partition to detect duplicates);
   the broker rejects any batch whose sequence does not follow the last written one, so the
-  log order is the sequence order. A failed batch goes back to the *front* of its partition
+  log order is the sequence order. The first batch of a partition (per producer id and
+  epoch) goes alone, though: a broker holding no state for the producer there accepts any
+  first sequence, so a second batch pipelined behind a refused first one would be written
+  ahead of it. A failed batch goes back to the *front* of its partition
   with its sequence kept, and a batch that already has a sequence is only sent again once it
   is the oldest unacknowledged batch of the partition, exactly as the Java client does; the
   later batches that were in flight fail with OUT_OF_ORDER_SEQUENCE_NUMBER and queue up
@@ -45,15 +48,25 @@ Ordering within a partition (the rule that decides what ``drain`` may take):
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
+from asyncio import _get_running_loop
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import anyio
 
 from ..errors import BrokerResponseError, InvalidStateError, KafkaTimeoutError
-from ..records.batch import HEADER_SIZE, BatchBuilder, Record, decode_batches
+from ..records.batch import (
+    HEADER_SIZE,
+    BatchBuilder,
+    Record,
+    append_record,
+    decode_batches,
+    delivery_metadata,
+)
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 
 __all__ = [
@@ -72,11 +85,17 @@ BATCH_OVERHEAD = 61
 #: count) in a v2 batch; used to estimate sizes without encoding.
 RECORD_OVERHEAD = 21
 _SEQ_MODULUS = 1 << 31
+_monotonic = time.monotonic
 #: Seconds a batch may leave before its linger ends (see ``RecordAccumulator.linger_due``).
 _LINGER_SLACK = 0.001
 
 #: Byte strings a key or value may be given as.
 Bytes = bytes | bytearray | memoryview
+
+_tuple_new = tuple.__new__
+_Future = asyncio.Future
+_CREATE_TIME = TimestampType.CREATE_TIME
+_LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME
 
 
 def record_size(key: Bytes | None, value: Bytes | None, headers: Iterable[Any] | None) -> int:
@@ -102,7 +121,7 @@ class ProducerBatch:
 
     __slots__ = (
         "_event",
-        "append",
+        "_waiters",
         "attempts",
         "base_offset",
         "base_sequence",
@@ -113,25 +132,30 @@ class ProducerBatch:
         "done",
         "error",
         "in_flight",
+        "last_error",
         "log_append_time",
+        "loop",
         "parent",
         "payload",
         "pending_children",
         "producer_epoch",
         "producer_id",
         "record_count",
+        "report_at_flush",
         "reserved",
         "retry_at",
         "sequence_reset",
         "split_delta",
         "tp",
+        "writer",
     )
 
     def __init__(self, tp: TopicPartition, builder: BatchBuilder, created: float) -> None:
         self.tp = tp
         self.builder: BatchBuilder | None = builder
-        #: The builder's append, bound once: one attribute lookup per record instead of two.
-        self.append: Callable[..., int | None] = builder.append
+        #: The builder's record writer while records may be added (None once settled):
+        #: ``append_record`` writes to it directly.
+        self.writer: Any = builder.writer
         self.created = created
         self.reserved = 0
         self.record_count = 0
@@ -151,7 +175,15 @@ class ProducerBatch:
         self.base_offset = -1
         self.log_append_time = -1
         self.error: BaseException | None = None
+        #: The retriable error of the last failed attempt (named when the batch expires).
+        self.last_error: BaseException | None = None
+        #: For ``wait()`` (a flush: one waiter per batch), and for awaited deliveries when
+        #: no asyncio loop runs (trio): created on first use.
         self._event: anyio.Event | None = None
+        #: Awaited deliveries on asyncio: one future per waiting task (see ``settled``).
+        self._waiters: list[asyncio.Future[None]] | None = None
+        #: The asyncio loop the producer runs on (None: not known, or not asyncio).
+        self.loop: asyncio.AbstractEventLoop | None = None
         #: Set when the broker refused the batch as too large and it was split: the smaller
         #: batches now holding its records, in order. The batch itself is then never sent; it
         #: settles once all of them have, with ``error`` kept as the refusal, and its
@@ -163,6 +195,9 @@ class ProducerBatch:
         #: The batch this one was split from, and the offset delta its first record had there.
         self.parent: ProducerBatch | None = None
         self.split_delta = 0
+        #: Holds records queued with ``Producer.produce`` (no handle each): if it fails,
+        #: its records are counted for the next ``flush`` to raise.
+        self.report_at_flush = False
 
     def __repr__(self) -> str:
         if self.children is not None:
@@ -213,10 +248,9 @@ class ProducerBatch:
         self.done = True
         self.in_flight = False
         self.builder = None
-        self.append = _refuse_append
+        self.writer = None
         self.payload = None
-        if self._event is not None:
-            self._event.set()
+        self._wake()
         if self.parent is not None:
             self.parent._child_settled()
 
@@ -224,10 +258,45 @@ class ProducerBatch:
         self.pending_children -= 1
         if self.pending_children == 0:
             self.done = True
-            if self._event is not None:
-                self._event.set()
+            self._wake()
             if self.parent is not None:
                 self.parent._child_settled()
+
+    def _wake(self) -> None:
+        if self._event is not None:
+            self._event.set()
+        waiters = self._waiters
+        if waiters:
+            self._waiters = None
+            for fut in waiters:
+                if not fut.done():  # a cancelled waiter's future is done already
+                    fut.set_result(None)
+
+    def settled(self) -> Awaitable[Any]:
+        """Something to await until the batch is settled, for one waiting task (the
+        caller checked that it is not settled yet).
+
+        On asyncio, a plain future of the caller's own, set when the batch settles: a
+        thousand tasks each awaiting its record's delivery then cost one future each, not an
+        anyio and an asyncio ``Event.wait`` coroutine each (about twice the CPU per
+        wake-up). One future shared by the waiters would not do: cancelling a task cancels
+        the future it waits on. A waiter cancelled meanwhile leaves its (cancelled, so
+        done) future behind until the batch settles, which skips it. Elsewhere (trio): the
+        batch's anyio ``Event``.
+        """
+        loop = self.loop or _get_running_loop()
+        if loop is None:
+            event = self._event
+            if event is None:
+                event = self._event = anyio.Event()
+            return event.wait()
+        fut: asyncio.Future[None] = _Future(loop=loop)
+        waiters = self._waiters
+        if waiters is None:
+            self._waiters = [fut]
+        else:
+            waiters.append(fut)
+        return fut
 
     async def wait(self) -> None:
         """Wait until the batch is acknowledged or failed."""
@@ -236,11 +305,6 @@ class ProducerBatch:
         if self._event is None:
             self._event = anyio.Event()
         await self._event.wait()
-
-
-def _refuse_append(*args: Any) -> None:
-    """What a settled batch's ``append`` becomes: it takes nothing (and frees the builder)."""
-    return
 
 
 def _holder(batch: ProducerBatch, delta: int) -> tuple[ProducerBatch, int]:
@@ -302,6 +366,11 @@ class Delivery:
 
     def result(self) -> RecordMetadata:
         """The record's metadata; raises its error, or ``InvalidStateError`` if not settled."""
+        # The success path in one call into the C accelerator (records.batch): it reads the
+        # handle's and the batch's slots and makes the named tuple without its __new__.
+        metadata = delivery_metadata(self, RecordMetadata)
+        if metadata is not None:
+            return metadata  # type: ignore[no-any-return]
         batch = self._batch
         if not batch.done:
             raise InvalidStateError("the record is not settled yet")
@@ -313,18 +382,23 @@ class Delivery:
             batch, delta = _holder(batch, delta)
             if batch.error is not None:
                 raise batch.error
+        tp = batch.tp
+        base = batch.base_offset
         if batch.log_append_time >= 0:
-            timestamp, ts_type = batch.log_append_time, TimestampType.LOG_APPEND_TIME
+            timestamp, ts_type = batch.log_append_time, _LOG_APPEND_TIME
         else:
-            timestamp, ts_type = self._timestamp, TimestampType.CREATE_TIME
-        return RecordMetadata(
-            batch.tp.topic,
-            batch.tp.partition,
-            batch.base_offset + delta if batch.base_offset >= 0 else -1,
-            timestamp,
-            ts_type,
-            self._key_size,
-            self._value_size,
+            timestamp, ts_type = self._timestamp, _CREATE_TIME
+        return _tuple_new(
+            RecordMetadata,
+            (
+                tp.topic,
+                tp.partition,
+                base + delta if base >= 0 else -1,
+                timestamp,
+                ts_type,
+                self._key_size,
+                self._value_size,
+            ),
         )
 
     async def wait(self) -> RecordMetadata:
@@ -338,10 +412,7 @@ class Delivery:
         # await, which matters when thousands of tasks each await their own record.
         batch = self._batch
         if not batch.done:
-            event = batch._event
-            if event is None:
-                event = batch._event = anyio.Event()
-            yield from event.wait().__await__()
+            yield from batch.settled().__await__()
         return self.result()
 
 
@@ -482,6 +553,7 @@ class PartitionState:
     __slots__ = (
         "acked_sequence",
         "batches",
+        "broker_knows",
         "in_flight",
         "next_sequence",
         "producer_epoch",
@@ -502,6 +574,10 @@ class PartitionState:
         self.unacked: deque[ProducerBatch] = deque()
         #: The sequence the broker expects next: the one after the last acknowledged batch.
         self.acked_sequence = 0
+        #: A batch of this producer id and epoch was acknowledged here, so the broker holds
+        #: our sequence state and refuses a sequence that skips ahead. Before that it has no
+        #: state for us and accepts any first sequence (Kafka's ProducerStateManager).
+        self.broker_knows = False
         #: The producer id and epoch the sequences above belong to. After an epoch bump a
         #: partition keeps its old ones until its batches that may have been written are
         #: settled (the broker dedupes a retry only under the id, epoch and sequence it was
@@ -563,12 +639,19 @@ class RecordAccumulator:
         self.producer_epoch = -1
         #: Rotates the partition drain starts with, so no partition starves.
         self._drain_start = 0
+        #: The asyncio loop the producer runs on, None if not asyncio (or not started): new
+        #: batches take it, so a task awaiting a delivery need not look it up.
+        self.loop: asyncio.AbstractEventLoop | None = None
         #: Called with each batch as it settles (observability hooks); None: nobody asks.
         self.on_settle: Callable[[ProducerBatch], None] | None = None
         #: Records acknowledged / failed so far, and failed records per error name.
         self.records_acked = 0
         self.records_failed = 0
         self.failed_by_error: dict[str, int] = {}
+        #: Records of failed batches that held ``produce`` records, not yet reported by a
+        #: ``flush``, and the first such failure (see ``take_unreported``).
+        self.unreported_failed = 0
+        self.first_unreported: BaseException | None = None
         #: Batches split because the broker refused them as too large (``split``).
         self.batch_splits = 0
         #: Partitions whose sequences are unresolved (a batch that may have been written was
@@ -591,12 +674,12 @@ class RecordAccumulator:
     def append(
         self,
         tp: TopicPartition,
-        timestamp: int,
+        timestamp: int | None,
         key: Bytes | None,
         value: Bytes | None,
         headers: list[tuple[str, bytes | None]] | None,
         size: int,
-        now: float,
+        now: float | None = None,
     ) -> Delivery:
         """Add a record to ``tp``'s open batch; see :meth:`append_to`."""
         return self.append_to(self.partition(tp), timestamp, key, value, headers, size, now)
@@ -604,50 +687,46 @@ class RecordAccumulator:
     def append_to(
         self,
         ps: PartitionState,
-        timestamp: int,
+        timestamp: int | None,
         key: Bytes | None,
         value: Bytes | None,
         headers: list[tuple[str, bytes | None]] | None,
         size: int,
-        now: float,
+        now: float | None = None,
     ) -> Delivery:
-        """Add a record to ``tp``'s open batch (opening one if needed).
+        """Add a record to ``ps``'s open batch (opening one if needed) and return its handle.
 
+        ``timestamp`` None means now (milliseconds since the epoch); ``now`` is the monotonic
+        time a new batch is created at (read here when None, and only if a batch is opened).
         ``size`` is the estimate from :func:`record_size`, reserved from ``buffer_memory``
         until the batch settles. The caller checked ``has_room`` and ``max_request_size``.
+        The record's bytes and its ``Delivery`` are made in one call into the C accelerator
+        (``records.batch.append_record``; a pure-Python twin without it).
         """
         batches = ps.batches
         if batches:
             batch = batches[-1]
-            if not batch.closed:
-                delta = batch.append(timestamp, key, value, headers)
-                if delta is not None:
-                    batch.record_count += 1
-                    batch.reserved += size
-                    self.buffer_used += size
-                    return Delivery(
-                        batch,
-                        delta,
-                        timestamp,
-                        -1 if key is None else len(key),
-                        -1 if value is None else len(value),
-                    )
-                # Full: it is ready to go, and the sender should notice.
-                batch.closed = True
-        batch = self._open_batch(ps, now)
-        delta = batch.append(timestamp, key, value, headers)
-        if delta is None:  # pragma: no cover - the builder's contract: the first record fits
+            delivery: Delivery | None = append_record(
+                batch, timestamp, key, value, headers, size, Delivery
+            )
+            if delivery is not None:
+                self.buffer_used += size
+                return delivery
+            # Full (or closed already): it is ready to go, and the sender should notice.
+            batch.closed = True
+        batch = self._open_batch(ps, _monotonic() if now is None else now)
+        try:
+            delivery = append_record(batch, timestamp, key, value, headers, size, Delivery)
+        except BaseException:
+            # A record the writer refuses (say, a header key that is not a str) must not
+            # leave an empty batch behind: the sender cannot build one.
+            ps.batches.pop()
+            self.incomplete.discard(batch)
+            raise
+        if delivery is None:  # pragma: no cover - the builder's contract: the first record fits
             raise AssertionError("BatchBuilder refused the first record of a batch")
-        batch.record_count = 1
-        batch.reserved = size
         self.buffer_used += size
-        return Delivery(
-            batch,
-            delta,
-            timestamp,
-            -1 if key is None else len(key),
-            -1 if value is None else len(value),
-        )
+        return delivery
 
     def _open_batch(self, ps: PartitionState, now: float) -> ProducerBatch:
         batch = ProducerBatch(
@@ -659,6 +738,7 @@ class RecordAccumulator:
             ),
             now,
         )
+        batch.loop = self.loop
         ps.batches.append(batch)
         self.incomplete.add(batch)
         self.wakeup_needed = True
@@ -683,8 +763,10 @@ class RecordAccumulator:
         Python loop, no per-record objects: the bulk path of ``Producer.enqueue_many``.
         """
         batches = ps.batches
-        batch = batches[-1] if batches and not batches[-1].closed else self._open_batch(ps, now)
-        append = batch.append
+        batch = batches[-1] if batches else None
+        if batch is None or batch.closed or batch.writer is None:
+            batch = self._open_batch(ps, now)
+        append = batch.writer.append
         first_delta = -1
         first_index = 0
         count = 0
@@ -703,7 +785,7 @@ class RecordAccumulator:
                     batch.record_count += count
                     batch.reserved += run_bytes
                 batch = self._open_batch(ps, now)
-                append = batch.append
+                append = batch.writer.append
                 count = 0
                 run_bytes = 0
                 delta = append(timestamp, key, value, headers)
@@ -741,14 +823,31 @@ class RecordAccumulator:
             # The partition still settles batches of an older epoch: a new batch can only
             # start the new epoch's sequences once those are resolved.
             return False
+        if not ps.broker_knows:
+            # The broker has no sequence state for this producer id and epoch here yet and
+            # takes *any* first sequence: were the first batch refused (a topic still being
+            # created, a leader moving) while the next one is in flight, that one would be
+            # written first and the refused batch refused for ever after, out of order. So
+            # the first batch goes alone; pipelining starts once it is acknowledged.
+            return ps.in_flight == 0
         return ps.in_flight < self.max_in_flight
 
     def _piece_sendable(self, ps: PartitionState, batch: ProducerBatch) -> bool:
         """A piece of a split batch, never sent yet, is pipelined like a new batch: it may go
         once every unacknowledged batch ahead of it is in flight (if one of those fails, the
-        broker answers this one OUT_OF_ORDER_SEQUENCE_NUMBER and it queues up behind it)."""
+        broker answers this one OUT_OF_ORDER_SEQUENCE_NUMBER and it queues up behind it).
+
+        That holds only once the broker knows our sequences on the partition: with no batch
+        of this producer id and epoch written yet, the broker accepts any first sequence, so
+        a later piece arriving while the earlier ones are refused again would be written
+        ahead of them and every earlier sequence refused for good. Until then pieces go one
+        at a time, as the oldest unacknowledged batch (the Java client sends every batch
+        that already has a sequence that way).
+        """
         if ps.in_flight >= self.max_in_flight:
             return False
+        if not ps.broker_knows:
+            return ps.in_flight == 0 and bool(ps.unacked) and ps.unacked[0] is batch
         for other in ps.unacked:
             if other is batch:
                 return True
@@ -885,6 +984,7 @@ class RecordAccumulator:
             # expected sequence only ever moves forward.
             if _seq_after(after, ps.acked_sequence):
                 ps.acked_sequence = after
+            ps.broker_knows = True
         self._release(batch)
         batch.base_offset = base_offset
         batch.log_append_time = log_append_time
@@ -915,11 +1015,23 @@ class RecordAccumulator:
             self._close_sequence_gap(ps, batch)
         batch.error = error
         self.records_failed += batch.record_count
+        if batch.report_at_flush:
+            self.unreported_failed += batch.record_count
+            if self.first_unreported is None:
+                self.first_unreported = error
         name = error_name(error)
         self.failed_by_error[name] = self.failed_by_error.get(name, 0) + batch.record_count
         if self.on_settle is not None:
             self.on_settle(batch)
         batch._settle()
+
+    def take_unreported(self) -> tuple[int, BaseException | None]:
+        """The failed ``produce`` records counted since the last call, and the first error;
+        the count starts again at zero."""
+        taken = (self.unreported_failed, self.first_unreported)
+        self.unreported_failed = 0
+        self.first_unreported = None
+        return taken
 
     def _close_sequence_gap(self, ps: PartitionState, failed: ProducerBatch) -> None:
         if failed.producer_id != ps.producer_id or failed.producer_epoch != ps.producer_epoch:
@@ -966,6 +1078,8 @@ class RecordAccumulator:
         reserved_left = batch.reserved
         for builder, count in pieces:
             child = ProducerBatch(batch.tp, builder, batch.created)
+            child.loop = batch.loop
+            child.report_at_flush = batch.report_at_flush
             child.closed = True
             child.record_count = count
             child.parent = batch
@@ -1013,7 +1127,7 @@ class RecordAccumulator:
         batch.reserved = 0
         batch.in_flight = False
         batch.builder = None
-        batch.append = _refuse_append
+        batch.writer = None
         batch.payload = None
         batch.error = error
         batch.children = tuple(children)
@@ -1031,18 +1145,30 @@ class RecordAccumulator:
         base = min(self.retry_backoff * (2 ** max(attempts - 1, 0)), self.retry_backoff_max)
         return float(base * self._rng.uniform(0.8, 1.2))
 
-    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
-        """Put an in-flight batch back for a retry, at the front of its partition.
+    def reenqueue(
+        self,
+        batch: ProducerBatch,
+        now: float,
+        error: BaseException | None = None,
+        *,
+        backoff: bool = True,
+    ) -> None:
+        """Put an in-flight batch back for a retry, at the front of its partition (``error``:
+        why the attempt failed, kept as the cause should the batch expire before a retry
+        succeeds).
 
         Batches that carry a sequence go in sequence order ahead of any batch without one, so
         a partition's order survives several failed requests coming back in any order.
+        ``backoff=False``: retry at once (the partition's new leader is known, KIP-951).
         """
         ps = self._parts[batch.tp]
         if batch.in_flight:
             ps.in_flight -= 1
             batch.in_flight = False
         batch.attempts += 1
-        batch.retry_at = now + self.backoff(batch.attempts)
+        if error is not None:
+            batch.last_error = error
+        batch.retry_at = now + self.backoff(batch.attempts) if backoff else now
         batches = ps.batches
         index = 0
         if batch.base_sequence >= 0:
@@ -1069,14 +1195,15 @@ class RecordAccumulator:
                     unresolved = True
                     self.unresolved.add(ps.tp)
                 expired.append(batch)
-                self.fail(
-                    batch,
-                    KafkaTimeoutError(
-                        f"{batch.record_count} record(s) for {batch.tp.topic}-"
-                        f"{batch.tp.partition} expired: not acknowledged within "
-                        f"delivery_timeout_ms={self.delivery_timeout * 1000:.0f}"
-                    ),
+                error = KafkaTimeoutError(
+                    f"{batch.record_count} record(s) for {batch.tp.topic}-"
+                    f"{batch.tp.partition} expired: not acknowledged within "
+                    f"delivery_timeout_ms={self.delivery_timeout * 1000:.0f}"
+                    + (f" (last error: {batch.last_error!r})" if batch.last_error else "")
                 )
+                # The broker's typed reason (NotEnoughReplicasError, ...) stays reachable.
+                error.__cause__ = batch.last_error
+                self.fail(batch, error)
         return expired, unresolved
 
     def next_expiry(self) -> float | None:
@@ -1137,6 +1264,7 @@ class RecordAccumulator:
         ps.producer_epoch = self.producer_epoch
         ps.next_sequence = 0
         ps.acked_sequence = 0
+        ps.broker_knows = False
         ps.unacked.clear()
         for batch in ps.batches:
             batch.base_sequence = -1
@@ -1167,6 +1295,7 @@ class RecordAccumulator:
             "buffered_records": sum(b.record_count for b in self.incomplete),
             "records_acked": self.records_acked,
             "records_failed": self.records_failed,
+            "records_failed_unreported": self.unreported_failed,
             "records_failed_by_error": dict(self.failed_by_error),
             "batch_splits": self.batch_splits,
             "queued_batches": self.queued_batches,

@@ -25,6 +25,11 @@ from typing import Protocol
 
 from ..errors import ConfigError
 
+try:
+    from ..records import _speedups  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # the optional C extension was not built
+    _speedups = None
+
 __all__ = [
     "DefaultPartitioner",
     "Partitioner",
@@ -35,6 +40,7 @@ __all__ = [
     "make_partitioner",
     "murmur2",
     "murmur2_partition",
+    "murmur2_py",
 ]
 
 _M = 0x5BD1E995
@@ -46,12 +52,13 @@ _SEED = 0x9747B28C
 _WORDS = [struct.Struct(f"<{n}I") for n in range(65)]
 
 
-def murmur2(data: bytes | bytearray | memoryview) -> int:
+def murmur2_py(data: bytes | bytearray | memoryview) -> int:
     """The Java client's ``Utils.murmur2`` of ``data``, as an unsigned 32-bit int.
 
     Kafka's variant reads the key as little-endian 32-bit words with seed ``0x9747b28c``. The
     Java function returns a signed int; callers take ``& 0x7fffffff`` (``toPositive``), which
-    gives the same value from the unsigned form used here.
+    gives the same value from the unsigned form used here. The pure-Python twin of the C
+    accelerator's ``murmur2`` (used as :func:`murmur2` when that is not built).
     """
     length = len(data)
     h = _SEED ^ length
@@ -81,6 +88,13 @@ def murmur2(data: bytes | bytearray | memoryview) -> int:
     h = (h * _M) & _MASK
     h ^= h >> 15
     return h
+
+
+#: ``murmur2(data) -> int``: the C accelerator's when built (several times faster per key),
+#: else :func:`murmur2_py`; the tests check both agree.
+murmur2: Callable[[bytes | bytearray | memoryview], int] = (
+    _speedups.murmur2 if _speedups is not None else murmur2_py
+)
 
 
 def murmur2_partition(key: bytes | bytearray | memoryview, num_partitions: int) -> int:
@@ -154,6 +168,18 @@ class UniformStickyPartitioner(Partitioner):
         self._rng = rng or random.Random()
         # topic -> [partition, bytes appended since it was chosen]
         self._current: dict[str, list[int]] = {}
+
+    @property
+    def sticky_bytes(self) -> int:
+        """Bytes that go to a topic's sticky partition before another one is chosen."""
+        return self._sticky_bytes
+
+    def sticky_state(self) -> dict[str, list[int]]:
+        """The live per-topic ``[partition, bytes since it was chosen]`` (the same dict for
+        the partitioner's life). The producer's per-record path does :meth:`choose`'s
+        common case on it: when the topic has an entry with fewer than ``sticky_bytes``,
+        add the record's bytes and take the partition."""
+        return self._current
 
     def partition(
         self,

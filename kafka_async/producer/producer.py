@@ -8,13 +8,15 @@ coordinator directly from the calling task.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
+from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -22,6 +24,7 @@ import anyio.lowlevel
 
 from .. import errors as E
 from ..cluster.client import GROUP, TRANSACTION, ClusterClient
+from ..cluster.lifecycle import Lifecycle
 from ..cluster.tasks import BackgroundTasks
 from ..errors import (
     BackgroundTaskError,
@@ -29,13 +32,26 @@ from ..errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    ProduceFailedError,
     RecordTooLargeClientError,
     error_for_code,
 )
 from ..net.config import with_bootstrap_servers
 from ..observability import ProduceEvent, call_hook
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
-from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
+from ..protocol.apis.add_offsets_to_txn import AddOffsetsToTxnRequest
+from ..protocol.apis.end_txn import EndTxnRequest
+from ..protocol.apis.init_producer_id import InitProducerIdRequest
+from ..protocol.apis.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
+from ..protocol.schema import Api, ReqT
+from ..records.batch import Enqueuer as _Enqueuer
+from ..records.batch import append_record as _append_record
+from ..records.batch import delivery_metadata as _delivery_metadata
+from ..structs import ClientState, OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
     BATCH_OVERHEAD,
     RECORD_OVERHEAD,
@@ -68,6 +84,7 @@ log = logging.getLogger(__name__)
 _time_ns = time.time_ns
 _monotonic = time.monotonic
 _checkpoint = anyio.lowlevel.checkpoint
+_Future = asyncio.Future
 
 __all__ = ["Producer"]
 
@@ -75,8 +92,13 @@ Headers = Sequence[tuple[str, bytes | None]]
 
 #: Bound on each coordinator round trip loop of a transactional call.
 _TXN_RETRY_LIMIT = 60
-#: close(): how long the connections get to close after the flush deadline.
-_CLOSE_GRACE = 5.0
+
+
+class _HasErrorCode(Protocol):
+    error_code: int
+
+
+_Coded = TypeVar("_Coded", bound=_HasErrorCode)
 
 
 class Producer:
@@ -90,26 +112,40 @@ class Producer:
             md = await delivery
 
     Settings (typed by :class:`~kafka_async.producer.config.ProducerSettings`; names follow
-    aiokafka where one exists; times in milliseconds):
+    aiokafka where one exists; times in milliseconds): ``bootstrap_servers`` (also the first
+    positional argument), ``client_id``, ``request_timeout_ms``, ``retry_backoff_ms`` and the
+    TLS/SASL settings of :class:`~kafka_async.net.config.ClientConfig`, and the producer's own:
 
-    ``bootstrap_servers``, ``client_id``, ``request_timeout_ms`` (30 s), ``retry_backoff_ms``
-    (100) and the TLS/SASL settings of :class:`~kafka_async.net.config.ClientConfig`;
-    ``acks`` (0, 1 or ``"all"``; default ``"all"``); ``compression_type`` (None, ``"gzip"``,
-    ``"snappy"``, ``"lz4"``, ``"zstd"``); ``linger_ms`` (5): how long a batch waits for more
-    records; ``max_batch_size`` (256 KiB per batch); ``max_request_size`` (1 MiB, also the
-    largest record); ``buffer_memory`` (32 MiB of unsent records before ``send``/``enqueue``
-    wait); ``delivery_timeout_ms`` (120 s from enqueue to ack, retries included);
-    ``max_in_flight_requests_per_connection`` (5); ``retry_backoff_max_ms`` (1000);
-    ``enable_idempotence`` (default on; see :mod:`kafka_async.producer.config`);
-    ``transactional_id``; ``transaction_timeout_ms`` (60 s); ``partitioner`` (``"default"``:
-    murmur2 for keys, uniform sticky without; ``"round_robin"``; ``"uniform_sticky"``; or a
-    callable ``(key_bytes, all_partitions, available_partitions) -> int``);
-    ``key_serializer`` / ``value_serializer`` (callables to bytes); ``metadata_wait_ms``
-    (how long a record for an unknown topic waits for it; default ``delivery_timeout_ms``);
-    ``allow_auto_create_topics`` (True, like the Java producer: its metadata requests let a
-    broker with ``auto.create.topics.enable`` create a topic on first use); ``hooks`` (a
-    :class:`~kafka_async.observability.ClientHooks`, e.g. OpenTelemetry spans and metrics;
-    default off).
+    .. settings:producer begin (make generate writes this list from producer/settings.py)
+
+    * ``acks`` ("all"): replicas that must have a batch before it counts as sent: 0, 1 or 'all'
+      (-1).
+    * ``compression_type`` (None): codec for record batches; None or 'none': uncompressed.
+    * ``linger_ms`` (5): how long a batch waits for more records.
+    * ``max_batch_size`` (256 KiB): bytes per batch (aiokafka and Java: 16 KiB; larger batches
+      cost less per record).
+    * ``max_request_size`` (1 MiB): bytes per Produce request; also the largest record.
+    * ``retry_backoff_max_ms`` (1000): longest wait between retries of a batch (the wait doubles
+      from retry_backoff_ms).
+    * ``enable_idempotence`` (on, unless acks or max_in_flight_requests_per_connection rule it
+      out): producer id and sequence numbers: retries neither duplicate nor reorder.
+    * ``transactional_id`` (None): makes the producer transactional (needs idempotence).
+    * ``transaction_timeout_ms`` (60000): the broker aborts a transaction left open this long.
+    * ``partitioner`` ('default'): 'default' (murmur2 for keys, uniform sticky without),
+      'uniform_sticky', 'round_robin', a Partitioner or a callable (key_bytes, all, available) ->
+      int.
+    * ``key_serializer`` (None): turns keys into bytes.
+    * ``value_serializer`` (None): turns values into bytes.
+    * ``buffer_memory`` (32 MiB): bytes of unsent records; send/enqueue wait for space beyond it.
+    * ``delivery_timeout_ms`` (120000): from enqueue to acknowledgement, retries included.
+    * ``max_in_flight_requests_per_connection`` (5): unanswered Produce requests per broker.
+    * ``metadata_wait_ms`` (delivery_timeout_ms): how long a record for an unknown topic waits for
+      it to appear.
+    * ``allow_auto_create_topics`` (True): metadata requests let a broker with
+      auto.create.topics.enable create a topic.
+    * ``hooks`` (None): observability hooks (OpenTelemetry spans and metrics); None: off.
+
+    .. settings:producer end
 
     Use as ``async with``, or call :meth:`start` and later :meth:`close` (from any task, inside
     any cancel scope).
@@ -123,7 +159,15 @@ class Producer:
     ) -> None:
         settings = with_bootstrap_servers(bootstrap_servers, config)
         self._cfg = cfg = ProducerConfig.from_kwargs(**settings)
-        self._partitioner = make_partitioner(cfg.partitioner, cfg.max_batch_size)
+        self._partitioner = partitioner = make_partitioner(cfg.partitioner, cfg.max_batch_size)
+        #: The sticky partitioner's per-topic [partition, bytes] (None for other partitioners,
+        #: subclasses included): ``enqueue`` does its common case itself.
+        self._sticky: dict[str, list[int]] | None = None
+        self._sticky_bytes = 0
+        if type(partitioner) in (DefaultPartitioner, UniformStickyPartitioner):
+            assert isinstance(partitioner, UniformStickyPartitioner)
+            self._sticky = partitioner.sticky_state()
+            self._sticky_bytes = partitioner.sticky_bytes
         self._acc = RecordAccumulator(
             max_batch_size=cfg.max_batch_size,
             linger_ms=cfg.linger_ms,
@@ -153,28 +197,65 @@ class Producer:
         ) / 1000.0
         self._client: ClusterClient | None = None
         self._sender: Sender | None = None
-        self._stack: contextlib.AsyncExitStack | None = None
+        #: The producer's own background task group (the sender); the cluster client has
+        #: its own beside it, never inside it.
         self._tasks: BackgroundTasks | None = None
         self._sender_done: anyio.Event | None = None
-        self._host_scope: anyio.CancelScope | None = None
-        # Created in start() (an event belongs to the running event loop).
-        self._stop: anyio.Event | None = None
-        self._host_done: anyio.Event | None = None
-        #: Set when close() has finished (a concurrent close() waits for it).
-        self._close_done: anyio.Event | None = None
+        self._life = Lifecycle("producer")
         self._hooks = cfg.hooks
         if self._hooks is not None:
             self._acc.on_settle = self._report_batch
-        self._state = "new"
         # topic -> (TopicPartition per partition id, all partition ids, available ids), valid
         # for one metadata snapshot.
         self._topics: dict[str, tuple[dict[int, PartitionState], list[int], list[int]]] = {}
         self._topics_snapshot: object = None
         self._txn_offsets_added = False
+        if _Enqueuer is not None:
+            self._install_c_paths(partitioner)
+
+    def _install_c_paths(self, partitioner: Any) -> None:
+        """Shadow ``enqueue``, ``send`` and ``produce`` with their C common cases (see
+        :meth:`enqueue`), each unless a subclass overrides the method (its override runs)."""
+        assert _Enqueuer is not None
+        cls = type(self)
+        common = {
+            "producer": self,
+            "acc": self._acc,
+            "topics": self._topics,
+            "sticky": self._sticky,
+            "sticky_bytes": self._sticky_bytes,
+            "max_record_size": self._max_record_size,
+            "key_serializer": self._key_ser,
+            "value_serializer": self._value_ser,
+            "choose": partitioner.choose,
+            "delivery_cls": Delivery,
+        }
+        if cls.enqueue is Producer.enqueue:
+            vars(self)["enqueue"] = _Enqueuer(
+                **common, slow=self._enqueue_serialized, after_wakeup=self._after_wakeup
+            )
+        if cls.send is Producer.send:
+            # The same steps, then a wait without a coroutine per record.
+            vars(self)["send"] = _Enqueuer(
+                **common,
+                slow=self._send_serialized,
+                after_wakeup=self._after_wakeup,
+                mode="send",
+                future_cls=_Future,
+                metadata_cls=RecordMetadata,
+                slow_wait=self._delivery_outcome,
+            )
+        if cls.produce is Producer.produce:
+            vars(self)["produce"] = _Enqueuer(
+                **common,
+                slow=self._produce_serialized,
+                after_wakeup=self._produced_after_wakeup,
+                mode="produce",
+            )
 
     def __repr__(self) -> str:
         return (
-            f"<Producer {self._state} {self._cfg.client.client_id!r} "
+            f"<Producer {self._life.state.value} {self._cfg.client.client_id!r} "
             f"buffer={self._acc.buffer_used}/{self._acc.buffer_memory} "
             f"batches={len(self._acc.incomplete)}>"
         )
@@ -184,42 +265,51 @@ class Producer:
         """The validated settings."""
         return self._cfg
 
+    @property
+    def state(self) -> ClientState:
+        """Where the producer is in its life (``ClientState.RUNNING`` between start and
+        close)."""
+        return self._life.state
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Connect, fetch metadata, get a producer id (idempotent/transactional) and start the
-        sender. :meth:`close` may later be called from any task and inside any cancel scope."""
-        if self._state != "new":
-            raise ClientClosedError(f"a Producer can only be started once (it is {self._state})")
-        self._state = "starting"
-        stack = contextlib.AsyncExitStack()
-        stop = self._stop = anyio.Event()
-        self._host_done = anyio.Event()
-        try:
-            # A task group of the producer's own (see cluster/tasks.py): the caller's scopes
-            # do not reach the sender, and close() works from any task and scope.
-            tasks = self._tasks = await stack.enter_async_context(
-                BackgroundTasks("producer", on_error=self._background_failed)
-            )
-            # Cancelling the caller while the host starts cancels the host too.
-            await tasks.start(self._host)
-            if self._txn is not None:
-                await self._init_transactions()
-        except BaseException:
-            self._state = "closed"
-            stop.set()
-            if self._host_scope is not None:
-                self._host_scope.cancel()
-            # The host is cancelled, so this is quick (and bounded, shielded).
-            await stack.aclose()
-            raise
-        self._stack = stack
-        self._state = "running"
+        sender; once. :meth:`close` may later be called from any task and inside any cancel
+        scope."""
+        await self._life.start(self._start, self._stop_background)
         self._running = True
         if self._hooks is not None:
             call_hook(
                 self._hooks.client_started, "producer", self._cfg.client.client_id, self.statistics
             )
+
+    async def _start(self) -> None:
+        # The asyncio loop, if that is the backend: awaited deliveries wait on its futures.
+        self._acc.loop = asyncio._get_running_loop()
+        client = self._client = ClusterClient(
+            self._cfg.client, allow_auto_topic_creation=self._cfg.allow_auto_create_topics
+        )
+        await client.start()
+        # A task group of the producer's own, detached like the cluster client's (see
+        # cluster/tasks.py): the caller's scopes do not reach the sender, so close() can
+        # still flush, and close() works from any task and scope.
+        tasks = self._tasks = BackgroundTasks("producer", on_error=self._background_failed)
+        await tasks.__aenter__()
+        sender = self._sender = Sender(client, self._acc, self._cfg, self._txn)
+        done = self._sender_done = anyio.Event()
+        await tasks.start(self._run_sender, sender, done)
+        if self._txn is not None:
+            await self._init_transactions()
+
+    async def _stop_background(self) -> None:
+        """Stop the sender (cancelling its in-flight requests: their records fail with
+        ClientClosedError), then close the connections; each bounded."""
+        if self._tasks is not None:
+            await self._tasks.aclose()
+        if self._client is not None:
+            # Shielded and bounded by the cluster client itself.
+            await self._client.close()
 
     def _report_batch(self, batch: ProducerBatch) -> None:
         """The accumulator settled ``batch``: tell the hooks (only set when hooks exist)."""
@@ -240,31 +330,6 @@ class Producer:
             batch.error,
         )
         call_hook(hooks.on_produce, event)
-
-    async def _host(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Owns the cluster client and the sender, in the producer's background task group
-        (which an outer cancellation does not reach, so :meth:`close` can still flush).
-        Only ``close()`` stops it (``_stop``, or cancelling ``_host_scope`` at its deadline).
-        """
-        assert self._stop is not None
-        assert self._host_done is not None
-        try:
-            with anyio.CancelScope() as scope:
-                self._host_scope = scope
-                client = ClusterClient(
-                    self._cfg.client, allow_auto_topic_creation=self._cfg.allow_auto_create_topics
-                )
-                async with client, anyio.create_task_group() as tg:
-                    sender = Sender(client, self._acc, self._cfg, self._txn)
-                    self._client, self._sender = client, sender
-                    done = self._sender_done = anyio.Event()
-                    await tg.start(self._run_sender, sender, done)
-                    task_status.started()
-                    await self._stop.wait()
-                    # In-flight requests are cancelled; their records fail ClientClosedError.
-                    tg.cancel_scope.cancel()
-        finally:
-            self._host_done.set()
 
     @staticmethod
     async def _run_sender(
@@ -290,57 +355,40 @@ class Producer:
         (queued) or :class:`~kafka_async.errors.ClientClosedError` (in flight), and a warning
         is logged on ``kafka_async.producer.producer``.
         """
-        if self._state == "closing":
-            # Another task is closing: return when it is done (it is bounded), as the
-            # caller expects a closed producer afterwards.
-            assert self._close_done is not None
-            await self._close_done.wait()
-            return
-        if self._state == "closed":
-            return
-        if self._state == "new":
-            self._state = "closed"
-            return
-        self._state = "closing"
-        close_done = self._close_done = anyio.Event()
-        self._running = False
         if timeout is None:
             timeout = self._cfg.delivery_timeout_ms / 1000.0
-        sender, stack = self._sender, self._stack
+        self._running = False
+        await self._life.close(partial(self._close, timeout))
+
+    async def _close(self, timeout: float) -> None:  # noqa: ASYNC109
+        """The close phases (shielded by the lifecycle): abort, flush, stop, settle."""
+        sender = self._sender
         try:
-            with anyio.CancelScope(shield=True):
-                deadline = anyio.current_time() + timeout
-                await self._abort_open_transaction(deadline)
-                if sender is not None and self._sender_done is not None:
-                    self._acc.flushing += 1
-                    sender.stop()
-                    with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
-                        await self._sender_done.wait()
-                    if not self._sender_done.is_set():
-                        self._fail_at_deadline(sender, timeout)
-                assert self._stop is not None
-                assert self._host_done is not None
-                self._stop.set()
-                with anyio.move_on_after(_CLOSE_GRACE):
-                    await self._host_done.wait()
-                if not self._host_done.is_set() and self._host_scope is not None:
-                    log.warning(
-                        "close(): the connections did not close within %.1f s", _CLOSE_GRACE
-                    )
-                    self._host_scope.cancel()
+            deadline = anyio.current_time() + timeout
+            await self._abort_open_transaction(deadline)
+            if sender is not None and self._sender_done is not None:
+                self._acc.flushing += 1
+                sender.stop()
+                with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
+                    await self._sender_done.wait()
+                if not self._sender_done.is_set():
+                    self._fail_at_deadline(sender, timeout)
+            await self._stop_background()
         finally:
-            # The host has finished or is cancelled: leaving the background task group is
-            # quick (and shielded, bounded by BackgroundTasks).
-            if stack is not None:
-                await stack.aclose()
-            self._state = "closed"
-            close_done.set()
             # Anything still unsettled (should be nothing) must not hang its waiters.
             for batch in list(self._acc.incomplete):
                 self._acc.fail(batch, ClientClosedError("the producer was closed"))
             if sender is not None:
                 # Tasks waiting for buffer space wake up and see the producer is closed.
                 sender.notify_space()
+            count, first = self._acc.take_unreported()
+            if first is not None:
+                log.warning(
+                    "close(): %d record(s) queued with produce() failed since the last "
+                    "flush; the first with %r",
+                    count,
+                    first,
+                )
             if self._hooks is not None:
                 call_hook(
                     self._hooks.client_closed,
@@ -348,8 +396,6 @@ class Producer:
                     self._cfg.client.client_id,
                     self.statistics,
                 )
-        # An outer cancellation that arrived while closing propagates now that the work is done.
-        await anyio.lowlevel.checkpoint_if_cancelled()
 
     def _fail_at_deadline(self, sender: Sender, timeout: float) -> None:
         """close() ran out of time: fail what is queued, count what is still in flight."""
@@ -418,11 +464,9 @@ class Producer:
             sender.notify_space()
 
     def _check_usable(self) -> Sender:
+        self._life.check()
         sender = self._sender
-        if self._state != "running" or sender is None:
-            if self._state == "new":
-                raise ClientClosedError("the producer is not started (use async with or start())")
-            raise ClientClosedError("the producer is closed")
+        assert sender is not None
         if sender.fatal_error is not None:
             raise sender.fatal_error
         return sender
@@ -457,7 +501,7 @@ class Producer:
         self._topics[topic] = entry
         return entry
 
-    async def enqueue(
+    def enqueue(
         self,
         topic: str,
         value: Any = None,
@@ -465,22 +509,55 @@ class Producer:
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: Headers | None = None,
-    ) -> Delivery:
+    ) -> Coroutine[Any, Any, Delivery]:
         """Queue one record; waits only for buffer space (and for metadata of a new topic).
 
-        Returns a :class:`~kafka_async.producer.accumulator.Delivery`: ``await`` it for the
-        :class:`~kafka_async.structs.RecordMetadata` or the typed error the record failed with.
+        ``await producer.enqueue(...)`` returns a
+        :class:`~kafka_async.producer.accumulator.Delivery`: ``await`` it in turn for the
+        :class:`~kafka_async.structs.RecordMetadata` or the typed error the record failed
+        with. The serializers run in the call itself (their errors are raised by it); every
+        other error is raised by the ``await``.
+
+        With the C accelerator, the common record (bytes or None key and value, no headers, no
+        transaction, a known topic, room in the buffer and in the open batch) is queued by
+        the call itself, in C, and the ``await`` returns at once without suspending; the
+        awaitable it returns passes for a coroutine (``asyncio.create_task`` takes it). The
+        rest takes this method's Python body; the two behave alike (tests compare them).
         """
+        key, value = self._serialize(key, value)
+        return self._enqueue_serialized(topic, value, key, partition, timestamp_ms, headers)
+
+    def _serialize(self, key: Any, value: Any) -> tuple[Any, Any]:
+        """The configured serializers applied (the Python paths of send/enqueue/produce)."""
+        if self._key_ser is not None:
+            key = self._key_ser(key)
+        if self._value_ser is not None:
+            value = self._value_ser(value)
+        return key, value
+
+    async def _after_wakeup(self, delivery: Delivery) -> Delivery:
+        """The C enqueue's answer when its record opened work for the sender: give the sender
+        a turn (as the Python body does), then return the delivery."""
+        await _checkpoint()
+        return delivery
+
+    async def _enqueue_serialized(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Headers | None,
+    ) -> Delivery:
+        """``enqueue`` after the serializers ran (the C enqueue's fallback too, with the
+        partition it chose)."""
         sender = self._sender
         if not self._running or sender is None or sender.fatal_error is not None:
             sender = self._check_usable()
         txn = self._txn
         if txn is not None:
             txn.check_can_send()
-        if self._key_ser is not None:
-            key = self._key_ser(key)
-        if self._value_ser is not None:
-            value = self._value_ser(value)
         # Exact-type checks first: the common case costs two identity tests.
         if type(value) is bytes:
             size = 21 + len(value)
@@ -502,11 +579,21 @@ class Producer:
             headers = list(headers)
             size = record_size(key, value, headers)
         entry = self._topics.get(topic)
-        if entry is None or self._client.metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+        # The snapshot behind ClusterClient.metadata, read directly: the property would cost
+        # a Python frame per record.
+        if entry is None or self._client._metadata is not self._topics_snapshot:  # type: ignore[union-attr]
             entry = await self._partitions(topic)
         parts, all_ids, available = entry
         if partition is None:
-            partition = self._partitioner.choose(topic, key, all_ids, available, size)
+            # The sticky partitioner's common case inlined (what its ``choose`` does for a
+            # record without a key while the topic's sticky partition has room).
+            sticky = self._sticky
+            cur = sticky.get(topic) if sticky is not None and key is None else None
+            if cur is not None and cur[1] < self._sticky_bytes:
+                cur[1] += size
+                partition = cur[0]
+            else:
+                partition = self._partitioner.choose(topic, key, all_ids, available, size)
         ps = parts.get(partition)
         if ps is None:
             raise E.UnknownTopicOrPartitionError(
@@ -520,9 +607,19 @@ class Producer:
         acc = self._acc
         if acc.buffer_used + size > acc.buffer_memory and acc.buffer_used:
             await self._wait_for_space(size, sender)
-        if timestamp_ms is None:
-            timestamp_ms = _time_ns() // 1_000_000
-        delivery = acc.append_to(ps, timestamp_ms, key, value, headers, size, _monotonic())
+        # The accumulator's append_to, its common case inlined (the open batch takes the
+        # record: one call into C writes it and makes its Delivery); append_to opens a batch.
+        # A None timestamp is read as now inside that call.
+        batches = ps.batches
+        delivery = (
+            _append_record(batches[-1], timestamp_ms, key, value, headers, size, Delivery)
+            if batches
+            else None
+        )
+        if delivery is None:
+            delivery = acc.append_to(ps, timestamp_ms, key, value, headers, size)
+        else:
+            acc.buffer_used += size
         if txn is not None and ps.tp not in txn.partitions:
             txn.add_partition(ps.tp)
         if acc.wakeup_needed:
@@ -552,7 +649,7 @@ class Producer:
             f"({self._cfg.delivery_timeout_ms})"
         )
 
-    async def send(
+    def send(
         self,
         topic: str,
         value: Any = None,
@@ -560,14 +657,97 @@ class Producer:
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: Headers | None = None,
-    ) -> RecordMetadata:
+    ) -> Coroutine[Any, Any, RecordMetadata]:
         """Send one record and wait for the broker's acknowledgement (``acks``).
 
-        Cancelling the call once the record is queued does not take it back: it is still
+        ``await producer.send(...)`` returns the record's
+        :class:`~kafka_async.structs.RecordMetadata` or raises the typed error it failed
+        with. As with :meth:`enqueue`, the serializers run in the call itself and the
+        accelerator's common case is done in C; waiting then costs no coroutine per record.
+        Cancelling the await once the record is queued does not take it back: it is still
         sent, and only the wait for its acknowledgement is abandoned.
         """
-        delivery = await self.enqueue(topic, value, key, partition, timestamp_ms, headers)
-        return await delivery
+        key, value = self._serialize(key, value)
+        return self._send_serialized(topic, value, key, partition, timestamp_ms, headers)
+
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Headers | None = None,
+    ) -> Coroutine[Any, Any, None]:
+        """Queue one record without a delivery handle: the cheapest per-record path.
+
+        Like :meth:`enqueue` (same checks, partitioner and waiting for buffer space; the
+        serializers run in the call, other errors are raised by the ``await``), but nothing
+        is made per record to report its outcome. Outcomes are counted per batch: when a
+        batch holding such records fails, its records are counted, and the next
+        :meth:`flush` raises :class:`~kafka_async.errors.ProduceFailedError` with that count
+        and the first error, then counts from zero again (``close`` logs them instead).
+        A batch that also holds records queued with ``enqueue``/``send`` counts those too.
+        ``statistics()["records_failed_unreported"]`` shows the count so far.
+        """
+        key, value = self._serialize(key, value)
+        return self._produce_serialized(topic, value, key, partition, timestamp_ms, headers)
+
+    async def _produce_serialized(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Headers | None,
+    ) -> None:
+        """``produce`` after the serializers ran (the C produce's fallback too)."""
+        delivery = await self._enqueue_serialized(
+            topic, value, key, partition, timestamp_ms, headers
+        )
+        delivery._batch.report_at_flush = True
+
+    async def _produced_after_wakeup(self, _appended: object) -> None:
+        """The C produce's answer when its record opened work for the sender."""
+        await _checkpoint()
+
+    async def _send_serialized(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Headers | None,
+    ) -> RecordMetadata:
+        """``send`` after the serializers ran (the C send's fallback too)."""
+        delivery = await self._enqueue_serialized(
+            topic, value, key, partition, timestamp_ms, headers
+        )
+        return await self._delivery_outcome(delivery)
+
+    async def _delivery_outcome(self, delivery: Delivery) -> RecordMetadata:
+        """Wait until ``delivery``'s batch is settled; its metadata, or raise its error."""
+        # ``await delivery`` without its generator frame and ``settled()``'s call: a task
+        # resumed here resumes one frame fewer (the web-service pattern: thousands of tasks,
+        # one record each), and the metadata comes from one call into the C accelerator.
+        batch = delivery._batch
+        if not batch.done:
+            loop = batch.loop
+            if loop is not None:
+                # A future of this task's own (see ProducerBatch.settled), made directly.
+                fut: asyncio.Future[None] = _Future(loop=loop)
+                waiters = batch._waiters
+                if waiters is None:
+                    batch._waiters = [fut]
+                else:
+                    waiters.append(fut)
+                await fut
+            else:
+                await batch.settled()
+        metadata = _delivery_metadata(delivery, RecordMetadata)
+        return metadata if metadata is not None else delivery.result()
 
     async def enqueue_many(
         self,
@@ -634,7 +814,7 @@ class Producer:
                 f"bytes, more than max_request_size={self._max_request_size}"
             )
         entry = self._topics.get(topic)
-        if entry is None or self._client.metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+        if entry is None or self._client._metadata is not self._topics_snapshot:  # type: ignore[union-attr]
             entry = await self._partitions(topic)
         parts, all_ids, available = entry
         if timestamp_ms is None:
@@ -721,24 +901,30 @@ class Producer:
     async def flush(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
         """Send everything queued now (ignoring linger) and wait until it is settled.
 
-        Records that fail do not make ``flush`` raise: their deliveries hold the errors.
-        Raises :class:`~kafka_async.errors.KafkaTimeoutError` if ``timeout`` seconds pass.
+        Records queued with ``enqueue`` or ``send`` that fail do not make ``flush`` raise:
+        their deliveries hold the errors. Records queued with :meth:`produce` have no
+        delivery: if any failed since the last ``flush``, it raises
+        :class:`~kafka_async.errors.ProduceFailedError` (how many, the first error) once
+        everything is settled. Raises :class:`~kafka_async.errors.KafkaTimeoutError` if
+        ``timeout`` seconds pass.
         """
         sender = self._check_usable()
         acc = self._acc
         pending = list(acc.incomplete)
-        if not pending:
-            return
-        acc.flushing += 1
-        sender.wakeup()
-        try:
-            with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
-                for batch in pending:
-                    await batch.wait()
-            if scope.cancelled_caught:
-                raise KafkaTimeoutError(f"flush did not finish within {timeout} s")
-        finally:
-            acc.flushing -= 1
+        if pending:
+            acc.flushing += 1
+            sender.wakeup()
+            try:
+                with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
+                    for batch in pending:
+                        await batch.wait()
+                if scope.cancelled_caught:
+                    raise KafkaTimeoutError(f"flush did not finish within {timeout} s")
+            finally:
+                acc.flushing -= 1
+        count, first = acc.take_unreported()
+        if first is not None:
+            raise ProduceFailedError(count, first) from first
 
     async def partitions_for(self, topic: str) -> set[int]:
         """The partition ids of ``topic`` (waits for its metadata like ``send`` does)."""
@@ -752,16 +938,20 @@ class Producer:
         ``state``; buffer: ``buffer_used`` / ``buffer_memory`` (bytes), ``buffered_records``,
         ``queued_batches``, ``in_flight_batches``, ``incomplete_batches``, ``flushing``,
         ``partitions``; outcomes: ``records_acked``, ``records_failed``,
+        ``records_failed_unreported`` (records queued with ``produce`` that failed since the
+        last ``flush``),
         ``records_failed_by_error`` (error name -> records), ``batch_splits`` (batches the
         broker refused as too large and that were split and sent again); requests:
         ``in_flight_requests`` (broker id -> Produce requests awaiting an answer),
-        ``requests_sent``, ``batches_sent``, ``retries``, ``errors_by_code`` (error name ->
+        ``requests_sent``, ``batches_sent``, ``retries``, ``leader_hints`` (partitions whose
+        new leader a NOT_LEADER_OR_FOLLOWER answer named, KIP-951: retried there at once,
+        without a metadata refresh), ``errors_by_code`` (error name ->
         batches that met it, retried or not; Kafka's name for broker error codes such as
         ``NOT_LEADER_OR_FOLLOWER``, the class name for client-side errors);
         idempotence: ``producer_id``, ``producer_epoch``, ``epoch_bumps``,
         ``producer_id_resets``, ``fatal_error``; ``transaction`` when transactional.
         """
-        stats: dict[str, Any] = {"state": self._state}
+        stats: dict[str, Any] = {"state": self._life.state.value}
         stats.update(self._acc.statistics())
         if self._sender is not None:
             stats.update(self._sender.statistics())
@@ -780,7 +970,7 @@ class Producer:
             raise TransactionStateError("transactions need a transactional_id")
         return self._txn
 
-    async def _txn_call(self, api: Any, body: dict[str, Any], what: str) -> Any:
+    async def _txn_call(self, api: Api[ReqT, _Coded], body: ReqT, what: str) -> _Coded:
         """One request to the transaction coordinator, retried while the error is retriable.
 
         Returns the response (its error code is 0 or not retriable); raises fencing and
@@ -825,12 +1015,12 @@ class Producer:
         txn = self._require_txn()
         resp = await self._txn_call(
             INIT_PRODUCER_ID,
-            {
-                "transactional_id": txn.transactional_id,
-                "transaction_timeout_ms": txn.transaction_timeout_ms,
-                "producer_id": -1,
-                "producer_epoch": -1,
-            },
+            InitProducerIdRequest(
+                transactional_id=txn.transactional_id,
+                transaction_timeout_ms=txn.transaction_timeout_ms,
+                producer_id=-1,
+                producer_epoch=-1,
+            ),
             "InitProducerId",
         )
         self._acc.reset_sequences(resp.producer_id, resp.producer_epoch)
@@ -875,16 +1065,24 @@ class Producer:
     async def _end_txn(self, commit: bool) -> None:
         txn = self._require_txn()
         if txn.partitions or self._txn_offsets_added:
-            await self._txn_call(
+            resp = await self._txn_call(
                 END_TXN,
-                {
-                    "transactional_id": txn.transactional_id,
-                    "producer_id": txn.producer_id,
-                    "producer_epoch": txn.producer_epoch,
-                    "committed": commit,
-                },
+                EndTxnRequest(
+                    transactional_id=txn.transactional_id,
+                    producer_id=txn.producer_id,
+                    producer_epoch=txn.producer_epoch,
+                    committed=commit,
+                ),
                 "EndTxn",
             )
+            # Transactions version 2 (KIP-890, Kafka 4.x): every EndTxn (v5+) bumps the
+            # epoch and answers with the id and epoch the next transaction must use; the old
+            # epoch is fenced from then on. Older versions answer -1 and nothing changes.
+            if resp.producer_epoch >= 0 and (
+                resp.producer_id != txn.producer_id or resp.producer_epoch != txn.producer_epoch
+            ):
+                self._acc.reset_sequences(resp.producer_id, resp.producer_epoch)
+                txn.epoch_bumped(resp.producer_id, resp.producer_epoch)
         txn.completed()
         self._txn_offsets_added = False
 
@@ -933,39 +1131,39 @@ class Producer:
         assert client is not None
         await self._txn_call(
             ADD_OFFSETS_TO_TXN,
-            {
-                "transactional_id": txn.transactional_id,
-                "producer_id": txn.producer_id,
-                "producer_epoch": txn.producer_epoch,
-                "group_id": group.group_id,
-            },
+            AddOffsetsToTxnRequest(
+                transactional_id=txn.transactional_id,
+                producer_id=txn.producer_id,
+                producer_epoch=txn.producer_epoch,
+                group_id=group.group_id,
+            ),
             "AddOffsetsToTxn",
         )
         self._txn_offsets_added = True
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
         for tp, om in offsets.items():
             if isinstance(om, OffsetAndMetadata):
                 offset, meta, epoch = om.offset, om.metadata, om.leader_epoch
             else:
                 offset, meta, epoch = int(om), "", -1
             by_topic.setdefault(tp.topic, []).append(
-                {
-                    "partition_index": tp.partition,
-                    "committed_offset": offset,
-                    "committed_leader_epoch": epoch,
-                    "committed_metadata": meta,
-                }
+                TxnOffsetCommitRequestPartition(
+                    partition_index=tp.partition,
+                    committed_offset=offset,
+                    committed_leader_epoch=epoch,
+                    committed_metadata=meta,
+                )
             )
-        body = {
-            "transactional_id": txn.transactional_id,
-            "group_id": group.group_id,
-            "producer_id": txn.producer_id,
-            "producer_epoch": txn.producer_epoch,
-            "generation_id": group.generation_id,
-            "member_id": group.member_id,
-            "group_instance_id": group.group_instance_id,
-            "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()],
-        }
+        body = TxnOffsetCommitRequest(
+            transactional_id=txn.transactional_id,
+            group_id=group.group_id,
+            producer_id=txn.producer_id,
+            producer_epoch=txn.producer_epoch,
+            generation_id=group.generation_id,
+            member_id=group.member_id,
+            group_instance_id=group.group_instance_id,
+            topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in by_topic.items()],
+        )
         backoff = self._cfg.client.retry_backoff_ms / 1000.0
         for _ in range(_TXN_RETRY_LIMIT):
             node = await client.coordinator(group.group_id, GROUP)

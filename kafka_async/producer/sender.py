@@ -41,6 +41,17 @@ from ..errors import (
     error_for_code,
 )
 from ..protocol.apis import ADD_PARTITIONS_TO_TXN, INIT_PRODUCER_ID, PRODUCE
+from ..protocol.apis.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+)
+from ..protocol.apis.init_producer_id import InitProducerIdRequest
+from ..protocol.apis.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceData,
+)
 from ..structs import TopicPartition
 from .accumulator import ProducerBatch, RecordAccumulator, error_name
 from .config import ProducerConfig
@@ -56,6 +67,7 @@ __all__ = ["Sender"]
 
 _OUT_OF_ORDER = E.OutOfOrderSequenceNumberError.code
 _DUPLICATE_SEQUENCE = E.DuplicateSequenceNumberError.code
+_NOT_LEADER_OR_FOLLOWER = E.NotLeaderOrFollowerError.code
 _UNKNOWN_PRODUCER_ID = E.UnknownProducerIdError.code
 _FENCING = (E.ProducerFencedError.code, E.InvalidProducerEpochError.code)
 #: The broker refused a batch for its size; a batch of several records is split (the Java
@@ -98,6 +110,8 @@ class Sender:
         self.requests_sent = 0
         self.batches_sent = 0
         self.retries = 0
+        #: Partitions whose new leader a Produce answer named (KIP-951).
+        self.leader_hints = 0
         #: Every error a batch met (retried or final), per error name (see ``error_name``).
         self.errors: dict[str, int] = {}
         self.epoch_bumps = 0
@@ -134,6 +148,7 @@ class Sender:
             "requests_sent": self.requests_sent,
             "batches_sent": self.batches_sent,
             "retries": self.retries,
+            "leader_hints": self.leader_hints,
             "errors_by_code": dict(self.errors),
             "epoch_bumps": self.epoch_bumps,
             "producer_id_resets": self.producer_id_resets,
@@ -264,12 +279,12 @@ class Sender:
             self._bump_needed = False
             return True
         bump = acc.producer_id >= 0
-        body = {
-            "transactional_id": None,
-            "transaction_timeout_ms": self._cfg.transaction_timeout_ms,
-            "producer_id": acc.producer_id if bump else -1,
-            "producer_epoch": acc.producer_epoch if bump else -1,
-        }
+        body = InitProducerIdRequest(
+            transactional_id=None,
+            transaction_timeout_ms=self._cfg.transaction_timeout_ms,
+            producer_id=acc.producer_id if bump else -1,
+            producer_epoch=acc.producer_epoch if bump else -1,
+        )
         try:
             resp = await self._client.least_loaded_request(INIT_PRODUCER_ID, body)
         except UnsupportedFieldError:
@@ -334,19 +349,19 @@ class Sender:
         by_topic: dict[str, list[int]] = {}
         for tp in pending:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        topics = [{"name": t, "partitions": p} for t, p in by_topic.items()]
+        topics = [AddPartitionsToTxnTopic(name=t, partitions=p) for t, p in by_topic.items()]
         try:
             node = await self._client.coordinator(txn.transactional_id, TRANSACTION)
             # v4+ is the broker-to-broker form (KIP-890); clients use v3 and below.
             conn_version = await self._client.api_version(
                 ADD_PARTITIONS_TO_TXN, node, max_version=3
             )
-            body = {
-                "v3_and_below_transactional_id": txn.transactional_id,
-                "v3_and_below_producer_id": txn.producer_id,
-                "v3_and_below_producer_epoch": txn.producer_epoch,
-                "v3_and_below_topics": topics,
-            }
+            body = AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id=txn.transactional_id,
+                v3_and_below_producer_id=txn.producer_id,
+                v3_and_below_producer_epoch=txn.producer_epoch,
+                v3_and_below_topics=topics,
+            )
             resp = await self._client.request(
                 node, ADD_PARTITIONS_TO_TXN, body, version=conn_version
             )
@@ -408,20 +423,20 @@ class Sender:
         self.batches_sent += len(batches)
         tg.start_soon(self._produce, node, batches, previous, mine)
 
-    def _build_body(self, batches: list[ProducerBatch]) -> dict[str, Any]:
-        topics: dict[str, list[dict[str, Any]]] = {}
+    def _build_body(self, batches: list[ProducerBatch]) -> ProduceRequest:
+        topics: dict[str, list[PartitionProduceData]] = {}
         for batch in batches:
             tp = batch.tp
             parts = topics.get(tp.topic)
             if parts is None:
                 parts = topics[tp.topic] = []
-            parts.append({"index": tp.partition, "records": batch.build()})
-        return {
-            "transactional_id": self._txn.transactional_id if self._txn is not None else None,
-            "acks": self._acks,
-            "timeout_ms": self._timeout_ms,
-            "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()],
-        }
+            parts.append(PartitionProduceData(index=tp.partition, records=batch.build()))
+        return ProduceRequest(
+            transactional_id=self._txn.transactional_id if self._txn is not None else None,
+            acks=self._acks,
+            timeout_ms=self._timeout_ms,
+            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
+        )
 
     async def _produce(
         self,
@@ -432,7 +447,7 @@ class Sender:
     ) -> None:
         acc = self._acc
         try:
-            response: Any = None
+            response: ProduceResponse | None = None
             failure: BaseException | None = None
             try:
                 body = self._build_body(batches)
@@ -460,7 +475,7 @@ class Sender:
                     self._client.request_metadata_update()
                 for batch in batches:
                     self._on_batch_error(batch, failure, now)
-            elif self._acks == 0:
+            elif response is None:  # acks=0: no response
                 for batch in batches:
                     acc.complete(batch, -1)
             else:
@@ -484,9 +499,29 @@ class Sender:
             self._space_freed()
             self.wakeup()
 
-    def _handle_response(self, batches: list[ProducerBatch], response: Any, now: float) -> None:
+    def _handle_response(
+        self, batches: list[ProducerBatch], response: ProduceResponse, now: float
+    ) -> None:
         acc = self._acc
         by_tp = {batch.tp: batch for batch in batches}
+        # KIP-951 (Produce v10+): a NOT_LEADER_OR_FOLLOWER answer names the new leader (and
+        # its address): take it now, so the retry needs no metadata round trip first.
+        hints = [
+            (TopicPartition(topic.name, part.index), leader.leader_id, leader.leader_epoch)
+            for topic in response.responses
+            for part in topic.partition_responses
+            if part.error_code == _NOT_LEADER_OR_FOLLOWER
+            and (leader := getattr(part, "current_leader", None)) is not None
+            and leader.leader_id >= 0
+        ]
+        moved = (
+            self._client.apply_leader_hints(hints, getattr(response, "node_endpoints", None) or ())
+            if hints
+            else frozenset()
+        )
+        if moved:
+            self.leader_hints += len(moved)
+            log.debug("new leaders from Produce answers: %s", sorted(moved))
         for topic in response.responses:
             name = topic.name
             for part in topic.partition_responses:
@@ -504,7 +539,9 @@ class Sender:
                         for e in part.record_errors
                     )
                     message = f"{message}; {detail}" if message else detail
-                self._on_batch_error(batch, error_for_code(code, message), now)
+                self._on_batch_error(
+                    batch, error_for_code(code, message), now, leader_known=batch.tp in moved
+                )
         for batch in by_tp.values():
             self._on_batch_error(
                 batch,
@@ -512,7 +549,11 @@ class Sender:
                 now,
             )
 
-    def _on_batch_error(self, batch: ProducerBatch, error: BaseException, now: float) -> None:
+    def _on_batch_error(
+        self, batch: ProducerBatch, error: BaseException, now: float, *, leader_known: bool = False
+    ) -> None:
+        """A batch failed; ``leader_known``: the answer named the partition's new leader and
+        the metadata has it already (KIP-951), so the retry goes now, without a refresh."""
         acc = self._acc
         name = error_name(error)
         self.errors[name] = self.errors.get(name, 0) + 1
@@ -538,10 +579,14 @@ class Sender:
             return
         retriable = isinstance(error, KafkaError) and error.retriable
         if retriable and now < batch.created + acc.delivery_timeout and not self._stopping_hard:
+            if leader_known:
+                self.retries += 1
+                acc.reenqueue(batch, now, error, backoff=False)
+                return
             if getattr(error, "invalid_metadata", False) or isinstance(error, KafkaConnectionError):
                 self._client.request_metadata_update()
             self.retries += 1
-            acc.reenqueue(batch, now)
+            acc.reenqueue(batch, now, error)
             return
         if self._idempotent and batch.base_sequence >= 0:
             if (

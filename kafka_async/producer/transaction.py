@@ -168,6 +168,11 @@ class TransactionState:
         self.producer_epoch = producer_epoch
         self.state = TxnState.READY
 
+    def epoch_bumped(self, producer_id: int, producer_epoch: int) -> None:
+        """EndTxn v5+ gave the producer a new epoch (or id) for the next transaction."""
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
     def begin(self) -> None:
         """Start a transaction (local only: the coordinator learns of it from the first
         AddPartitionsToTxn or AddOffsetsToTxn)."""

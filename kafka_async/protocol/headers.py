@@ -14,7 +14,7 @@ import struct
 from ..errors import ProtocolDecodeError
 from . import codec as c
 from .codec import Reader
-from .schema import Api
+from .schema import AnyApi
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
@@ -22,20 +22,20 @@ CONTROLLED_SHUTDOWN_KEY = 7
 _REQ_FIXED = struct.Struct(">hhi")
 
 
-def request_header_version(api: Api, version: int) -> int:
+def request_header_version(api: AnyApi, version: int) -> int:
     if api.key == CONTROLLED_SHUTDOWN_KEY and version == 0:
         return 0
     return 2 if api.is_flexible(version) else 1
 
 
-def response_header_version(api: Api, version: int) -> int:
+def response_header_version(api: AnyApi, version: int) -> int:
     if api.key == API_VERSIONS_KEY:
         return 0
     return 1 if api.is_flexible(version) else 0
 
 
 def encode_request_header(
-    api: Api, version: int, correlation_id: int, client_id: str | None
+    api: AnyApi, version: int, correlation_id: int, client_id: str | None
 ) -> bytearray:
     out = bytearray(_REQ_FIXED.pack(api.key, version, correlation_id))
     hv = request_header_version(api, version)
@@ -47,7 +47,7 @@ def encode_request_header(
 
 
 def encode_request(
-    api: Api, version: int, correlation_id: int, client_id: str | None, body: object
+    api: AnyApi, version: int, correlation_id: int, client_id: str | None, body: object
 ) -> bytearray:
     """Header + body, without the 4-byte size prefix."""
     out = encode_request_header(api, version, correlation_id, client_id)
@@ -75,7 +75,7 @@ def skip_tags(r: Reader) -> None:
         r.skip(r.uvarint())
 
 
-def read_response_header(r: Reader, api: Api, version: int) -> int:
+def read_response_header(r: Reader, api: AnyApi, version: int) -> int:
     """Read the response header; return the correlation id."""
     if r.remaining < 4:
         raise ProtocolDecodeError("response shorter than its header")
@@ -85,7 +85,7 @@ def read_response_header(r: Reader, api: Api, version: int) -> int:
     return correlation_id
 
 
-def encode_response(api: Api, version: int, correlation_id: int, body: object) -> bytearray:
+def encode_response(api: AnyApi, version: int, correlation_id: int, body: object) -> bytearray:
     """Header + body for a response (fake brokers and tests)."""
     out = bytearray(struct.pack(">i", correlation_id))
     if response_header_version(api, version) >= 1:

@@ -7,9 +7,13 @@ from ApiVersions. Compiling means generating a small straight-line Python functi
 struct and version (see ``_CodeGen``): the per-request cost of Produce and Fetch is then a
 few microseconds per partition instead of an interpreted walk over field descriptors.
 
-Values are instances of generated slotted classes (one per struct in the schema) with
-attribute access. Encoders also accept plain dicts for any struct, which keeps call sites
-short: ``METADATA.encode_request(12, {"topics": [{"name": "orders"}]})``.
+Values are instances of typed slotted classes, one per struct, written by the generator
+(``tools/generate_protocol.py``) from the definitions in ``kafka_async/protocol/definitions``
+into ``kafka_async/protocol/apis``; each generated module builds its :class:`StructDef` and
+:class:`Api` objects from these primitives. An :class:`Api` is generic in its request and
+response classes, so ``conn.request(METADATA, MetadataRequest(...))`` is typed end to end.
+Encoders also accept plain mappings for any struct at run time (testing tools rewrite
+decoded messages as dicts); client code builds the typed classes.
 
 Rules carried over from Kafka's own generator:
 
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from struct import Struct as _Struct
 from struct import error as struct_error
 from struct import unpack_from as _unpack_from
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import KafkaError, ProtocolDecodeError, ProtocolEncodeError, UnsupportedFieldError
 from . import codec as c
@@ -337,7 +341,7 @@ class Message:
     """Base of the generated value classes: slotted, keyword constructor, equality, repr."""
 
     __slots__ = ()
-    _schema: StructDef
+    _schema: ClassVar[StructDef]
 
     def __init__(self, **kwargs: Any) -> None:
         schema = self._schema
@@ -380,7 +384,9 @@ class StructDef:
 
     nullable_ok = True
 
-    def __init__(self, name: str, fields: Sequence[Field]) -> None:
+    def __init__(
+        self, name: str, fields: Sequence[Field], cls: type[Message] | None = None
+    ) -> None:
         self.name = name
         self.fields = list(fields)
         self.names = tuple(fld.name for fld in self.fields)
@@ -393,10 +399,18 @@ class StructDef:
                 raise ValueError(f"duplicate field {fld.name} in {name}")
             seen.add(fld.name)
         self.by_name = {fld.name: fld for fld in self.fields}
-        self.cls: type[Message] = type(
-            name, (Message,), {"__slots__": self.names, "_schema": self, "__module__": __name__}
-        )
-        self.cls.__init__ = _make_init(self)  # type: ignore[method-assign]
+        if cls is None:
+            # An ad hoc struct (tests, tools): a class made here, with a compiled __init__.
+            cls = type(
+                name, (Message,), {"__slots__": self.names, "_schema": self, "__module__": __name__}
+            )
+            cls.__init__ = _make_init(self)  # type: ignore[method-assign]
+        else:
+            # A generated class: its slots must be exactly this struct's fields.
+            if tuple(cls.__slots__) != self.names:
+                raise ValueError(f"{cls.__name__}.__slots__ do not match the fields of {name}")
+            cls._schema = self
+        self.cls: type[Message] = cls
         self._enc: dict[tuple[int, bool], Encoder] = {}
         self._dec: dict[tuple[int, bool], Decoder] = {}
 
@@ -472,8 +486,13 @@ class StructDef:
 # Code generation
 # --------------------------------------------------------------------------------------------
 
+# Array elements of a struct's own generated class are encoded inline (no call per element)
+# down to this many levels below the top struct.
+_INLINE_DEPTH = 2
 # How a null array is written: compact (length 0) or classic (length -1).
 _NULL_ARRAY = {True: b"\x00", False: b"\xff\xff\xff\xff"}
+# How null bytes (and records) are written: the same lengths.
+_NULL_BYTES = _NULL_ARRAY
 _IMMUTABLE = (type(None), bool, int, float, str, bytes, _uuid.UUID)
 
 
@@ -597,6 +616,8 @@ def _make_init(sd: StructDef) -> Callable[..., None]:
 
 
 _MISSING: Any = object()
+#: The ``__init__`` default of generated fields whose default is a fresh list or struct.
+MISSING: Any = _MISSING
 
 
 class _CodeGen:
@@ -657,34 +678,70 @@ class _CodeGen:
     # -- encoder -----------------------------------------------------------------------------
 
     def encoder(self) -> Encoder:
-        sd, version = self.sd, self.version
-        checked = [fld for fld in self.absent if not fld.ignorable]
-        wanted = self.plain + self.tagged + checked
-        var = {fld.name: f"v{i}" for i, fld in enumerate(wanted)}
-        defaults = {fld.name: self.bind(fld.make_default()) for fld in wanted}
-        known = self.bind(frozenset(sd.names))
         lines = ["def encode(out, value):"]
-        lines.append(
-            "    if type(value) is dict or "
-            "(not isinstance(value, Message) and isinstance(value, Mapping)):"
-        )
-        lines.append(f"        if not value.keys() <= {known}:")
-        lines.append(f"            {self.bind(_raise_extra)}({sd.name!r}, {known}, value)")
-        if wanted:
-            lines.append("        get = value.get")
-        for fld in wanted:
-            lines.append(f"        {var[fld.name]} = get({fld.name!r}, {defaults[fld.name]})")
-        lines.append("    else:")
-        for fld in wanted:
-            lines.append(f"        {var[fld.name]} = value.{fld.name}")
-        if not wanted:
-            lines.append("        pass")
+        self.emit_struct(lines, "    ", self.sd, "value", 0)
+        func: Encoder = self.compile(lines, "encode")
+        return func
+
+    def split(self, sd: StructDef) -> tuple[list[Field], list[Field], list[Field]]:
+        """``sd``'s fields at this version: (plain, tagged by tag number, absent)."""
+        if sd is self.sd:
+            return self.plain, self.tagged, self.absent
+        plain: list[Field] = []
+        tagged: list[Field] = []
+        absent: list[Field] = []
+        for fld in sd.fields:
+            if self.version not in fld.versions:
+                absent.append(fld)
+            elif self.flexible and self.version in fld.tagged:
+                tagged.append(fld)
+            else:
+                plain.append(fld)
+        tagged.sort(key=lambda fld: fld.tag or 0)
+        return plain, tagged, absent
+
+    def emit_struct(
+        self, lines: list[str], ind: str, sd: StructDef, value: str, depth: int
+    ) -> None:
+        """Code that writes struct ``sd`` held in variable ``value``.
+
+        At depth 0 (the function's argument) the value may be a message or a mapping. Deeper
+        down this is the inlined body of an array element already known to be exactly
+        ``sd.cls``, which saves a call per element (Produce: one per partition).
+        """
+        version = self.version
+        plain, tagged, absent = self.split(sd)
+        checked = [fld for fld in absent if not fld.ignorable]
+        wanted = plain + tagged + checked
+        p = f"s{depth}_" if depth else "v"
+        var = {fld.name: f"{p}{i}" for i, fld in enumerate(wanted)}
+        defaults = {fld.name: self.bind(fld.make_default()) for fld in wanted}
+        if depth == 0:
+            known = self.bind(frozenset(sd.names))
+            lines.append(
+                f"{ind}if type({value}) is dict or "
+                f"(not isinstance({value}, Message) and isinstance({value}, Mapping)):"
+            )
+            lines.append(f"{ind}    if not {value}.keys() <= {known}:")
+            lines.append(f"{ind}        {self.bind(_raise_extra)}({sd.name!r}, {known}, {value})")
+            if wanted:
+                lines.append(f"{ind}    get = {value}.get")
+            for fld in wanted:
+                lines.append(f"{ind}    {var[fld.name]} = get({fld.name!r}, {defaults[fld.name]})")
+            lines.append(f"{ind}else:")
+            for fld in wanted:
+                lines.append(f"{ind}    {var[fld.name]} = {value}.{fld.name}")
+            if not wanted:
+                lines.append(f"{ind}    pass")
+        else:
+            for fld in wanted:
+                lines.append(f"{ind}{var[fld.name]} = {value}.{fld.name}")
         raise_absent = self.bind(_raise_absent)
         for fld in checked:
             v, d = var[fld.name], defaults[fld.name]
-            lines.append(f"    if {v} != {d}:")
+            lines.append(f"{ind}if {v} != {d}:")
             lines.append(
-                f"        {raise_absent}({sd.name!r}, {self.bind(fld)}, {version}, {v}, {d})"
+                f"{ind}    {raise_absent}({sd.name!r}, {self.bind(fld)}, {version}, {v}, {d})"
             )
         run: list[Field] = []
 
@@ -692,37 +749,40 @@ class _CodeGen:
             if run:
                 fmt = ">" + "".join(_fixed(fld.type) or "" for fld in run)
                 pack = self.bind(_Struct(fmt).pack)
-                lines.append(f"    out += {pack}({', '.join(var[fld.name] for fld in run)})")
+                lines.append(f"{ind}out += {pack}({', '.join(var[fld.name] for fld in run)})")
                 run.clear()
 
-        for fld in self.plain:
+        for fld in plain:
             if _fixed(fld.type) and version not in fld.nullable:
                 run.append(fld)
                 continue
             flush()
-            self.emit_write(lines, "    ", fld, var[fld.name])
+            self.emit_write(lines, ind, sd, fld, var[fld.name], depth)
         flush()
         if self.flexible:
-            if not self.tagged:
-                lines.append("    out.append(0)")
+            if not tagged:
+                lines.append(f"{ind}out.append(0)")
             else:
-                lines.append("    tags = []")
-                for fld in self.tagged:
+                tags, body = f"{p}tags", f"{p}body"
+                lines.append(f"{ind}{tags} = []")
+                for fld in tagged:
                     v = var[fld.name]
                     enc = self.bind(fld.type.encoder(True, version in fld.nullable, version))
-                    lines.append(f"    if {v} != {defaults[fld.name]}:")
-                    lines.append("        body = bytearray()")
-                    lines.append(f"        {enc}(body, {v})")
-                    lines.append(f"        tags.append(({fld.tag}, body))")
-                lines.append(f"    {self.bind(_write_tags)}(out, tags)")
-        func: Encoder = self.compile(lines, "encode")
-        return func
+                    lines.append(f"{ind}if {v} != {defaults[fld.name]}:")
+                    lines.append(f"{ind}    {body} = bytearray()")
+                    lines.append(f"{ind}    {enc}({body}, {v})")
+                    lines.append(f"{ind}    {tags}.append(({fld.tag}, {body}))")
+                lines.append(f"{ind}{self.bind(_write_tags)}(out, {tags})")
+        elif not plain and depth:
+            lines.append(f"{ind}pass")
 
-    def emit_write(self, lines: list[str], ind: str, fld: Field, v: str) -> None:
+    def emit_write(
+        self, lines: list[str], ind: str, sd: StructDef, fld: Field, v: str, depth: int
+    ) -> None:
         t = fld.type
         version, flexible = self.version, self.flexible
         nullable = version in fld.nullable
-        null_error = f"{self.bind(_raise_null)}({self.sd.name!r}, {self.bind(fld)})"
+        null_error = f"{self.bind(_raise_null)}({sd.name!r}, {self.bind(fld)})"
         if isinstance(t, Array):
             lines.append(f"{ind}if {v} is None:")
             if nullable:
@@ -736,23 +796,44 @@ class _CodeGen:
             lines.append(f"{ind}    {write_len}(out, len({v}){bias})")
             elem = t.elem
             fmt = _fixed(elem)
+            item = f"item{depth}"
             if isinstance(elem, StructDef):
                 enc = self.bind(elem.encoder_for(version, flexible))
-                lines.append(f"{ind}    for item in {v}:")
-                lines.append(f"{ind}        {enc}(out, item)")
+                lines.append(f"{ind}    for {item} in {v}:")
+                if depth < _INLINE_DEPTH:
+                    lines.append(f"{ind}        if type({item}) is {self.bind(elem.cls)}:")
+                    self.emit_struct(lines, ind + "            ", elem, item, depth + 1)
+                    lines.append(f"{ind}        else:")
+                    lines.append(f"{ind}            {enc}(out, {item})")
+                else:
+                    lines.append(f"{ind}        {enc}(out, {item})")
             elif fmt:
                 pack = self.bind(_Struct(">" + fmt).pack)
-                lines.append(f"{ind}    for item in {v}:")
-                lines.append(f"{ind}        out += {pack}(item)")
+                lines.append(f"{ind}    for {item} in {v}:")
+                lines.append(f"{ind}        out += {pack}({item})")
             else:
                 enc = self.bind(elem.encoder(flexible, False, version))
-                lines.append(f"{ind}    for item in {v}:")
-                lines.append(f"{ind}        {enc}(out, item)")
+                lines.append(f"{ind}    for {item} in {v}:")
+                lines.append(f"{ind}        {enc}(out, {item})")
             return
-        enc = self.bind(t.encoder(flexible, nullable, version))
         if not nullable and t.nullable_ok:
             lines.append(f"{ind}if {v} is None:")
             lines.append(f"{ind}    {null_error}")
+        if t is BYTES or t is RECORDS:
+            # Inline: record batches are the bulk of every Produce request.
+            if nullable:
+                null = self.bind(_NULL_BYTES[flexible])
+                lines.append(f"{ind}if {v} is None:")
+                lines.append(f"{ind}    out += {null}")
+                lines.append(f"{ind}else:")
+                ind += "    "
+            if flexible:
+                lines.append(f"{ind}{self.bind(c.write_uvarint)}(out, len({v}) + 1)")
+            else:
+                lines.append(f"{ind}out += {self.bind(_Struct('>i').pack)}(len({v}))")
+            lines.append(f"{ind}out += {v}")
+            return
+        enc = self.bind(t.encoder(flexible, nullable, version))
         lines.append(f"{ind}{enc}(out, {v})")
 
     # -- decoder -----------------------------------------------------------------------------
@@ -856,8 +937,18 @@ def _encode(sd: StructDef, version: int, flexible: bool, body: Any) -> bytearray
     return out
 
 
-class Api:
-    """One Kafka API: key, valid versions, flexible versions, request and response schemas."""
+# The request and response classes of an API (generated Message subclasses). Unbounded, so
+# that helpers can narrow them with protocols (say, "a response with an error_code").
+ReqT = TypeVar("ReqT")
+RespT = TypeVar("RespT")
+
+
+class Api(Generic[ReqT, RespT]):
+    """One Kafka API: key, valid versions, flexible versions, request and response schemas.
+
+    Generic in the request and response classes, so that encoding takes the request class
+    and decoding returns the response class (the compiled codecs build exactly these).
+    """
 
     def __init__(
         self,
@@ -865,15 +956,27 @@ class Api:
         name: str,
         versions: str,
         flexible: str,
-        request: Sequence[Field],
-        response: Sequence[Field],
+        request: StructDef | Sequence[Field],
+        response: StructDef | Sequence[Field],
+        request_cls: type[ReqT] | None = None,
+        response_cls: type[RespT] | None = None,
     ) -> None:
         self.key = key
         self.name = name
         self.versions = Versions.parse(versions)
         self.flexible = Versions.parse(flexible)
-        self.request = StructDef(f"{name}Request", request)
-        self.response = StructDef(f"{name}Response", response)
+        # Generated modules pass their schemas and classes; tests may pass bare field lists
+        # (an ad hoc API whose message classes are made here).
+        if not isinstance(request, StructDef):
+            request = StructDef(f"{name}Request", request)
+        if not isinstance(response, StructDef):
+            response = StructDef(f"{name}Response", response)
+        if request_cls not in (None, request.cls) or response_cls not in (None, response.cls):
+            raise ValueError(f"{name}: the classes do not belong to the schemas")
+        self.request = request
+        self.response = response
+        self.request_cls: type[ReqT] = request.cls  # type: ignore[assignment]
+        self.response_cls: type[RespT] = response.cls  # type: ignore[assignment]
         assert self.versions.hi is not None, "an API needs a highest version"
         self.min_version = self.versions.lo
         self.max_version: int = self.versions.hi
@@ -889,33 +992,33 @@ class Api:
         """Whether ``version`` uses compact encodings and tagged fields."""
         return version in self.flexible
 
-    # The four codecs. Requests are encoded by clients and decoded by (fake) brokers.
+    # The four codecs. Requests are encoded by clients and decoded by (fake) brokers. The
+    # encoders also take a mapping of field names (testing tools that rewrite messages).
 
-    def encode_request(self, version: int, body: Any) -> bytearray:
-        """Encode a request body (a message object or a dict) at ``version``."""
+    def encode_request(self, version: int, body: ReqT | Mapping[str, object]) -> bytearray:
+        """Encode a request body at ``version``."""
         return _encode(self.request, version, self._check(version), body)
 
-    def decode_request(self, version: int, data: bytes | bytearray | memoryview | Reader) -> Any:
+    def decode_request(self, version: int, data: bytes | bytearray | memoryview | Reader) -> ReqT:
         """Decode a request body (fake brokers and tests)."""
         r = data if isinstance(data, Reader) else Reader(data)
-        return self.request.decoder_for(version, self._check(version))(r)
+        msg: ReqT = self.request.decoder_for(version, self._check(version))(r)
+        return msg
 
-    def encode_response(self, version: int, body: Any) -> bytearray:
+    def encode_response(self, version: int, body: RespT | Mapping[str, object]) -> bytearray:
         """Encode a response body (fake brokers and tests)."""
         return _encode(self.response, version, self._check(version), body)
 
-    def decode_response(self, version: int, data: bytes | bytearray | memoryview | Reader) -> Any:
+    def decode_response(self, version: int, data: bytes | bytearray | memoryview | Reader) -> RespT:
         """Decode a response body; raises ``ProtocolDecodeError`` on malformed input."""
         r = data if isinstance(data, Reader) else Reader(data)
-        return self.response.decoder_for(version, self._check(version))(r)
-
-    def Request(self, /, **kwargs: Any) -> Any:
-        """A request value with fields given by keyword; the others hold their defaults."""
-        return self.request.cls(**kwargs)
-
-    def Response(self, /, **kwargs: Any) -> Any:
-        """A response value with fields given by keyword (fake brokers and tests)."""
-        return self.response.cls(**kwargs)
+        msg: RespT = self.response.decoder_for(version, self._check(version))(r)
+        return msg
 
     def __repr__(self) -> str:
         return f"<Api {self.name} key={self.key} versions={self.versions}>"
+
+
+#: An API of any message types, for code that handles every API alike (registries,
+#: headers, fake brokers and proxies).
+AnyApi = Api[Any, Any]

@@ -20,7 +20,7 @@ The per-record loops run in the C accelerator ``_speedups`` when it was compiled
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import crc32c as _crc32c
@@ -67,6 +67,27 @@ def consumer_records_for(cls: type) -> Callable[..., list[Any]]:
 _RecordWriter: type[_WriterType] = (
     _speedups.RecordWriter if _speedups is not None else _pure.RecordWriter
 )
+#: ``append_record(batch, timestamp, key, value, headers, size, cls)``: the producer's
+#: per-record step (see ``_pure.append_record``).
+append_record: Callable[..., Any] = (
+    _speedups.append_record if _speedups is not None else _pure.append_record
+)
+#: ``delivery_metadata(delivery, cls)``: a settled record's metadata, None unless its batch
+#: succeeded (see ``_pure.delivery_metadata``).
+delivery_metadata: Callable[..., Any] = (
+    _speedups.delivery_metadata if _speedups is not None else _pure.delivery_metadata
+)
+#: ``ready(value)``: an awaitable that returns ``value`` at once (``async for``'s per-record
+#: answer when the record is at hand; see ``_pure.ready``).
+ready: Callable[[Any], Awaitable[Any]] = _speedups.ready if _speedups is not None else _pure.ready
+#: ``Enqueuer(producer=..., ...)``: ``Producer.enqueue``'s common case in C, which a producer
+#: installs as its ``enqueue`` (None without the accelerator: the Python method serves). Its
+#: twin is the method itself; the tests compare the two.
+Enqueuer: Callable[..., Any] | None = _speedups.Enqueuer if _speedups is not None else None
+if _speedups is not None:
+    # What the C ``ready`` returns passes for a coroutine (it has send, throw and close), so a
+    # producer's ``enqueue(...)`` may be given to ``asyncio.create_task`` like any coroutine.
+    Coroutine.register(type(_speedups.ready(None)))
 
 MAGIC = 2
 HEADER_SIZE = 61
@@ -420,6 +441,11 @@ class BatchBuilder:
     @property
     def compression_type(self) -> int:
         return self._codec
+
+    @property
+    def writer(self) -> _WriterType:
+        """The per-record writer ``append`` goes to (what ``append_record`` takes)."""
+        return self._writer
 
     @property
     def record_count(self) -> int:

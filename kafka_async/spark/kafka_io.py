@@ -28,7 +28,6 @@ from ..consumer import Consumer
 from ..consumer.errors import NoOffsetForPartitionError
 from ..errors import ConfigError, KafkaTimeoutError, OffsetOutOfRangeError
 from ..net.config import ClientConfig
-from ..producer import Producer
 from ..structs import ConsumerRecord, TopicPartition
 from .options import SinkOptions, SourceOptions, Subscription
 from .planning import (
@@ -44,6 +43,7 @@ from .planning import (
 from .rows import SinkRecord, records_to_arrow, row_to_record
 
 if TYPE_CHECKING:
+    from ..producer import Producer
     from ..producer.accumulator import Delivery
 
 log = logging.getLogger("kafka_async.spark")
@@ -135,9 +135,11 @@ async def _partitions(
     return out
 
 
-async def bounds(
-    opts: SourceOptions,
-) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+#: Earliest and latest offsets by partition.
+Bounds = tuple[dict[TopicPartition, int], dict[TopicPartition, int]]
+
+
+async def bounds(opts: SourceOptions) -> Bounds:
     """Earliest and latest offsets of every partition the subscription covers right now."""
     parts = await _partitions(opts.consumer_config, opts.subscription)
     if not parts:
@@ -283,10 +285,17 @@ def next_end(
 
 
 async def plan_stream(
-    opts: SourceOptions, starts: dict[TopicPartition, int], ends: dict[TopicPartition, int]
+    opts: SourceOptions,
+    starts: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+    known: Bounds | None = None,
 ) -> list[OffsetRange]:
-    """Ranges of one micro-batch between two checkpointed offset maps."""
-    earliest, latest = await bounds(opts)
+    """Ranges of one micro-batch between two checkpointed offset maps.
+
+    ``known`` are the bounds the micro-batch's end was computed from, when the caller has
+    them (they are looked up otherwise: a restarted query plans its last batch again).
+    """
+    earliest, latest = known if known is not None else await bounds(opts)
     full = {tp: starts.get(tp, earliest.get(tp, 0)) for tp in ends}
     checked, problems = check_starts(
         full, earliest, latest, fail_on_data_loss=opts.fail_on_data_loss
@@ -326,8 +335,16 @@ class _RangeReader:
         self._next = rng.start
 
     async def start(self) -> None:
+        # Looking the earliest offset up first teaches the consumer the partition's leader:
+        # a partition assigned before its leader is known is first fetched only after the
+        # consumer's retry backoff (100 ms by default), which a short range (a streaming
+        # micro-batch's share) notices. It also reports offsets already deleted at once.
+        earliest = (await self._consumer.beginning_offsets([self._tp]))[self._tp]
         self._consumer.assign([self._tp])
-        self._consumer.seek(self._tp, self._rng.start)
+        if earliest > self._next:
+            self._report(f"offset {self._next} is out of range (earliest is now {earliest})")
+            self._next = earliest
+        self._consumer.seek(self._tp, self._next)
 
     async def chunk(self) -> list[ConsumerRecord[bytes, bytes]] | None:
         """The next records of the range (maybe none yet), or None once the range is done."""
@@ -346,9 +363,7 @@ class _RangeReader:
                 except (OffsetOutOfRangeError, NoOffsetForPartitionError):
                     await self._lost()
                     continue
-                records = [
-                    r for r in batch.get(self._tp, ()) if self._next <= r.offset < self._rng.end
-                ]
+                records = self._in_range(batch.get(self._tp, []))
                 position = await self._consumer.position(self._tp)
                 before = self._next
                 if records:
@@ -375,6 +390,14 @@ class _RangeReader:
             f"(range ends at {self._rng.end}) within kafkaConsumer.pollTimeoutMs="
             f"{self._opts.poll_timeout_ms}"
         )
+
+    def _in_range(
+        self, records: list[ConsumerRecord[bytes, bytes]]
+    ) -> list[ConsumerRecord[bytes, bytes]]:
+        """The records within the unread part of the range (offsets only grow in a batch)."""
+        if not records or (self._next <= records[0].offset and records[-1].offset < self._rng.end):
+            return records
+        return [r for r in records if self._next <= r.offset < self._rng.end]
 
     async def _check_gap(self, first: int) -> None:
         # A gap is normal after compaction or transaction markers; it is data loss only when
@@ -453,6 +476,9 @@ async def _finish(
 
 @asynccontextmanager
 async def _producer(config: dict[str, object]) -> AsyncIterator[Producer]:
+    # Imported here: read tasks, the common case, need not load the producer.
+    from ..producer import Producer
+
     async with Producer(**client_kwargs(config)) as producer:
         yield producer
 

@@ -76,27 +76,39 @@ def _header_struct(pa: Any) -> Any:
     return pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
 
 
+def _np() -> Any:
+    return importlib.import_module("numpy")
+
+
 def records_to_arrow(
     records: Sequence[ConsumerRecord[bytes, bytes]], include_headers: bool, topic: str
 ) -> Any:
     """One ``pyarrow.RecordBatch`` of the given records (all from one partition of ``topic``).
 
-    Built column by column from plain lists: pyarrow converts a list of bytes or ints in C, so
-    the per-record Python work is one attribute read per column.
+    Built column by column: pyarrow converts a list of bytes or ints in C, so the per-record
+    Python work is one attribute read per column that varies. Topic and partition are the
+    same on every row, and offsets are a range when the records are consecutive (no
+    compaction gap or transaction marker between them: the first and last offsets tell).
     """
     pa = _pa()
+    np = _np()
     n = len(records)
-    partition = records[0].partition if n else 0
+    schema = arrow_schema(include_headers)
+    if n == 0:
+        return pa.RecordBatch.from_pylist([], schema=schema)
+    first, last = records[0], records[-1]
+    if last.offset - first.offset == n - 1:
+        offsets = pa.array(np.arange(first.offset, last.offset + 1, dtype=np.int64))
+    else:
+        offsets = pa.array([r.offset for r in records], pa.int64())
+    millis = np.fromiter([r.timestamp for r in records], dtype=np.int64, count=n)
     arrays = [
         pa.array([r.key for r in records], pa.binary()),
         pa.array([r.value for r in records], pa.binary()),
-        # Every row of a task has the same topic and partition: no per-record list needed.
         pa.repeat(pa.scalar(topic, pa.string()), n),
-        pa.repeat(pa.scalar(partition, pa.int32()), n),
-        pa.array([r.offset for r in records], pa.int64()),
-        pa.array([r.timestamp * 1000 for r in records], pa.int64()).cast(
-            pa.timestamp("us", tz="UTC")
-        ),
+        pa.repeat(pa.scalar(first.partition, pa.int32()), n),
+        offsets,
+        pa.array(millis * 1000, pa.timestamp("us", tz="UTC")),
         pa.array([r.timestamp_type for r in records], pa.int32()),
     ]
     if include_headers:
@@ -106,7 +118,7 @@ def records_to_arrow(
                 pa.list_(_header_struct(pa)),
             )
         )
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(include_headers))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,6 +84,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self._target: dict[TopicPartition, int] | None = None
+        # The end latestOffset last returned, with the offsets it was computed from: Spark
+        # plans that micro-batch right after, and partitions() then needs no lookup of its own.
+        self._bounds: tuple[dict[TopicPartition, int], kafka_io.Bounds] | None = None
 
     def initialOffset(self) -> dict[str, dict[str, int]]:
         return offsets_to_dict(kafka_io.run(kafka_io.initial_offsets, self.options))
@@ -98,7 +101,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
         self._target = latest
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:
-        earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
+        bounds = kafka_io.run(kafka_io.bounds, self.options)
+        earliest, latest = bounds
         if self._target is not None:
             # Partitions that appeared since are left for a later query; vanished ones drop
             # out (and planning reports them as data loss).
@@ -106,6 +110,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         starts = offsets_from_dict(start)
         end = kafka_io.next_end(starts, earliest, latest, max_rows)
+        self._bounds = (end, bounds)
         return offsets_to_dict(end)
 
     def reportLatestOffset(self) -> dict[str, dict[str, int]] | None:
@@ -118,7 +123,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
         ends = offsets_from_dict(end)
         if starts == ends:
             return []
-        return _partitions(kafka_io.run(kafka_io.plan_stream, self.options, starts, ends))
+        known = self._bounds[1] if self._bounds is not None and self._bounds[0] == ends else None
+        return _partitions(kafka_io.run(kafka_io.plan_stream, self.options, starts, ends, known))
 
     def read(self, partition: Any) -> Iterator[Any]:
         return _read(self.options, partition)

@@ -1,6 +1,7 @@
-"""Test tools: a real embedded broker, a fault-injecting proxy, topic helpers, pytest fixtures.
+"""Test tools: real brokers, a fault-injecting proxy, topic helpers, pytest fixtures.
 
-``EmbeddedBroker`` runs a real Tansu broker in a child process; ``create_topic`` /
+``ApacheKafka`` runs real Apache Kafka 4.x (one node or a replicated cluster) from its Maven
+artifacts; ``EmbeddedBroker`` runs a real Tansu broker in a child process; ``create_topic`` /
 ``acreate_topic`` create topics with raw requests; ``FaultProxy`` sits between clients and
 a broker and injects network and protocol faults (``broker_behind_proxy`` /
 ``start_proxied_broker`` wire one to an ``EmbeddedBroker``). The pytest plugin
@@ -18,6 +19,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .apache import ApacheKafka as ApacheKafka
+    from .apache import KafkaPrerequisiteError as KafkaPrerequisiteError
     from .broker import BrokerStartError as BrokerStartError
     from .broker import EmbeddedBroker as EmbeddedBroker
     from .broker import LocalS3 as LocalS3
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from .topics import topic_partitions as topic_partitions
 
 _EXPORTS = {
+    "ApacheKafka": ".apache",
+    "KafkaPrerequisiteError": ".apache",
     "BrokerStartError": ".broker",
     "EmbeddedBroker": ".broker",
     "LocalS3": ".broker",

@@ -14,16 +14,16 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from typing import Any
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ..errors import KafkaConnectionError, KafkaTimeoutError, ProtocolDecodeError
 from ..protocol import headers
-from ..protocol.apis.cluster import API_VERSIONS
+from ..protocol.apis import API_VERSIONS
+from ..protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from ..protocol.codec import Reader
-from ..protocol.schema import Api
+from ..protocol.schema import AnyApi, Api, ReqT, RespT
 
 CLIENT_ID = "kafka-async-testing"
 #: Responses larger than this are refused before reading their body.
@@ -46,13 +46,15 @@ def parse_address(address: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def encode_frame(api: Api, version: int, correlation_id: int, body: object) -> bytes:
+def encode_frame(api: AnyApi, version: int, correlation_id: int, body: object) -> bytes:
     """A size-prefixed request frame."""
     payload = headers.encode_request(api, version, correlation_id, CLIENT_ID, body)
     return _SIZE.pack(len(payload)) + bytes(payload)
 
 
-def decode_payload(api: Api, version: int, correlation_id: int, payload: bytes) -> Any:
+def decode_payload(
+    api: Api[ReqT, RespT], version: int, correlation_id: int, payload: bytes
+) -> RespT:
     """Decode a response frame body (without its size prefix), checking the correlation id."""
     r = Reader(payload)
     got = headers.read_response_header(r, api, version)
@@ -67,7 +69,7 @@ def check_frame_size(size: int) -> int:
     return size
 
 
-def pick_version(api: Api, broker_versions: Any) -> int:
+def pick_version(api: AnyApi, broker_versions: ApiVersionsResponse) -> int:
     """The highest version of ``api`` both sides support, from an ApiVersions response."""
     for entry in broker_versions.api_keys:
         if entry.api_key == api.key:
@@ -103,8 +105,13 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
 
 
 def _roundtrip_sync(
-    sock: socket.socket, api: Api, version: int, cid: int, body: object, deadline: float
-) -> Any:
+    sock: socket.socket,
+    api: Api[ReqT, RespT],
+    version: int,
+    cid: int,
+    body: ReqT,
+    deadline: float,
+) -> RespT:
     frame = encode_frame(api, version, cid, body)
     left = deadline - time.monotonic()
     if left <= 0:
@@ -122,12 +129,12 @@ def _roundtrip_sync(
 
 def request(
     address: str,
-    api: Api,
-    body: object,
+    api: Api[ReqT, RespT],
+    body: ReqT,
     *,
     version: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-) -> Any:
+) -> RespT:
     """Send one request to ``address`` and return its decoded response (blocking).
 
     With ``version=None`` an ApiVersions exchange first picks the highest common version.
@@ -143,7 +150,9 @@ def request(
     with sock:
         cid = 1
         if version is None:
-            versions = _roundtrip_sync(sock, API_VERSIONS, PROBE_VERSION, cid, {}, deadline)
+            versions = _roundtrip_sync(
+                sock, API_VERSIONS, PROBE_VERSION, cid, ApiVersionsRequest(), deadline
+            )
             version = pick_version(api, versions)
             cid += 1
         return _roundtrip_sync(sock, api, version, cid, body, deadline)
@@ -152,7 +161,9 @@ def request(
 def probe(address: str, timeout: float = PROBE_TIMEOUT) -> bool:
     """True when a broker at ``address`` answers ApiVersions without an error code."""
     try:
-        resp = request(address, API_VERSIONS, {}, version=PROBE_VERSION, timeout=timeout)
+        resp = request(
+            address, API_VERSIONS, ApiVersionsRequest(), version=PROBE_VERSION, timeout=timeout
+        )
     except (KafkaConnectionError, KafkaTimeoutError, ProtocolDecodeError, ValueError):
         return False
     return bool(resp.error_code == 0 and resp.api_keys)
@@ -166,11 +177,11 @@ def probe(address: str, timeout: float = PROBE_TIMEOUT) -> bool:
 async def _roundtrip_async(
     stream: anyio.abc.ByteStream,
     rx: BufferedByteReceiveStream,
-    api: Api,
+    api: Api[ReqT, RespT],
     version: int,
     cid: int,
-    body: object,
-) -> Any:
+    body: ReqT,
+) -> RespT:
     await stream.send(encode_frame(api, version, cid, body))
     size = check_frame_size(_SIZE.unpack(await rx.receive_exactly(4))[0])
     return decode_payload(api, version, cid, await rx.receive_exactly(size))
@@ -178,11 +189,11 @@ async def _roundtrip_async(
 
 async def arequest(
     address: str,
-    api: Api,
-    body: object,
+    api: Api[ReqT, RespT],
+    body: ReqT,
     *,
     version: int | None = None,
-) -> Any:
+) -> RespT:
     """Send one request to ``address`` and return its decoded response (anyio).
 
     Gives up after :data:`DEFAULT_TIMEOUT` seconds (``KafkaTimeoutError``); wrap the call in
@@ -196,7 +207,7 @@ async def arequest(
                 cid = 1
                 if version is None:
                     versions = await _roundtrip_async(
-                        stream, rx, API_VERSIONS, PROBE_VERSION, cid, {}
+                        stream, rx, API_VERSIONS, PROBE_VERSION, cid, ApiVersionsRequest()
                     )
                     version = pick_version(api, versions)
                     cid += 1
@@ -212,7 +223,9 @@ async def aprobe(address: str) -> bool:
     resp = None
     with anyio.move_on_after(PROBE_TIMEOUT):
         try:
-            resp = await arequest(address, API_VERSIONS, {}, version=PROBE_VERSION)
+            resp = await arequest(
+                address, API_VERSIONS, ApiVersionsRequest(), version=PROBE_VERSION
+            )
         except (KafkaConnectionError, KafkaTimeoutError, ProtocolDecodeError, ValueError):
             return False
     if resp is None:

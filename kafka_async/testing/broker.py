@@ -36,11 +36,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 import anyio
 
 from . import _procs, _wire
+
+if TYPE_CHECKING:
+    from ..protocol.apis.api_versions import ApiVersionsResponse
 from .topics import acreate_topic, create_topic
 
 __all__ = ["BrokerStartError", "EmbeddedBroker", "LocalS3", "resolve_tansu_binary"]
@@ -592,10 +595,15 @@ class EmbeddedBroker:
             self._log.close()
             self._log = None
 
-    def api_versions(self, timeout: float = 5.0) -> Any:
+    def api_versions(self, timeout: float = 5.0) -> ApiVersionsResponse:
         """The broker's ApiVersions v0 response (a raw request; handy in tests)."""
-        from ..protocol.apis.cluster import API_VERSIONS
+        from ..protocol.apis import API_VERSIONS
+        from ..protocol.apis.api_versions import ApiVersionsRequest
 
         return _wire.request(
-            self.bootstrap_servers, API_VERSIONS, {}, version=_wire.PROBE_VERSION, timeout=timeout
+            self.bootstrap_servers,
+            API_VERSIONS,
+            ApiVersionsRequest(),
+            version=_wire.PROBE_VERSION,
+            timeout=timeout,
         )

@@ -15,7 +15,7 @@ lets a test script the answer to any request::
 A handler gets a :class:`FakeRequest` (header fields and the decoded body) and returns what
 to send back:
 
-* a message object or a plain dict: encoded with ``kafka_async.protocol`` at the request's
+* a message object (or a plain dict): encoded with ``kafka_async.protocol`` at the request's
   version, with the right header and size prefix (a well-formed answer);
 * :class:`Payload` (bytes after the size prefix; the correlation id is the handler's job,
   :func:`response_payload` builds a proper one): framed with a correct size prefix;
@@ -40,11 +40,18 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ..errors import KafkaError
+from ..errors import KafkaError, UnknownTopicOrPartitionError, UnsupportedVersionError
 from ..protocol import headers
 from ..protocol.apis import API_VERSIONS, BY_KEY, METADATA
+from ..protocol.apis.api_versions import ApiVersion, ApiVersionsResponse
+from ..protocol.apis.metadata import (
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
 from ..protocol.codec import Reader
-from ..protocol.schema import Api
+from ..protocol.schema import AnyApi
 
 __all__ = [
     "CLOSE",
@@ -67,7 +74,7 @@ class FakeRequest:
     """A request as the fake broker received it."""
 
     connection_id: int
-    api: Api | None
+    api: AnyApi | None
     api_key: int
     api_version: int
     correlation_id: int
@@ -113,7 +120,7 @@ Reply = Any  # a message object or dict, Payload, Raw, SILENCE or CLOSE
 Handler = Callable[[FakeRequest], "Reply | Awaitable[Reply]"]
 
 
-def response_payload(api: Api, version: int, correlation_id: int, body: Any) -> bytes:
+def response_payload(api: AnyApi, version: int, correlation_id: int, body: Any) -> bytes:
     """A well-formed response (header + body, no size prefix), to mutate or cut."""
     return bytes(headers.encode_response(api, version, correlation_id, body))
 
@@ -164,6 +171,8 @@ class FakeBroker:
         self.topic_ids: dict[str, uuid.UUID] = {name: uuid.uuid4() for name in self.topics}
         #: (topic, partition) -> leader node id, for partitions led by another broker.
         self.leaders: dict[tuple[str, int], int] = {}
+        #: (topic, partition) -> the leader epoch Metadata reports (default 0).
+        self.leader_epochs: dict[tuple[str, int], int] = {}
         #: Brokers Metadata lists: (node_id, host, port); this broker is added at start.
         self.peers: list[tuple[int, str, int]] = []
         self.cluster_id = "fake-cluster"
@@ -259,61 +268,66 @@ class FakeBroker:
     # -- built-in answers ------------------------------------------------------------------
 
     def _api_versions_reply(self, req: FakeRequest) -> Reply:
-        body = {
-            "error_code": 0,
-            "api_keys": [
-                {"api_key": k, "min_version": lo, "max_version": hi}
+        # Every error_code left out is 0: no error.
+        body = ApiVersionsResponse(
+            api_keys=[
+                ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.api_versions.items())
             ],
-            "throttle_time_ms": 0,
-        }
+            throttle_time_ms=0,
+        )
         if req.api is not None and req.api_version > API_VERSIONS.max_version:
             # KIP-511: an unknown version is answered at v0 with UNSUPPORTED_VERSION.
-            body["error_code"] = 35
+            body.error_code = UnsupportedVersionError.code
             return Payload(response_payload(API_VERSIONS, 0, req.correlation_id, body))
         return body
 
-    def metadata_body(self, topics: list[str] | None = None) -> dict[str, Any]:
-        """The Metadata response body this broker gives (for tests that mutate it)."""
+    def metadata_body(self, topics: list[str] | None = None) -> MetadataResponse:
+        """The Metadata response this broker gives (for tests that change it first)."""
         brokers = [(self.node_id, self.host, self.port), *self.peers]
         names = list(self.topics) if topics is None else topics
         out_topics = []
         for name in names:
             if name not in self.topics:
                 out_topics.append(
-                    {"error_code": 3, "name": name, "topic_id": uuid.UUID(int=0), "partitions": []}
+                    MetadataResponseTopic(
+                        error_code=UnknownTopicOrPartitionError.code,
+                        name=name,
+                        topic_id=uuid.UUID(int=0),
+                        partitions=[],
+                    )
                 )
                 continue
             parts = []
             for p in range(self.topics[name]):
                 leader = self.leaders.get((name, p), self.node_id)
                 parts.append(
-                    {
-                        "error_code": 0,
-                        "partition_index": p,
-                        "leader_id": leader,
-                        "leader_epoch": 0,
-                        "replica_nodes": [leader],
-                        "isr_nodes": [leader],
-                        "offline_replicas": [],
-                    }
+                    MetadataResponsePartition(
+                        partition_index=p,
+                        leader_id=leader,
+                        leader_epoch=self.leader_epochs.get((name, p), 0),
+                        replica_nodes=[leader],
+                        isr_nodes=[leader],
+                        offline_replicas=[],
+                    )
                 )
             out_topics.append(
-                {
-                    "error_code": 0,
-                    "name": name,
-                    "topic_id": self.topic_ids[name],
-                    "is_internal": False,
-                    "partitions": parts,
-                }
+                MetadataResponseTopic(
+                    name=name,
+                    topic_id=self.topic_ids[name],
+                    is_internal=False,
+                    partitions=parts,
+                )
             )
-        return {
-            "throttle_time_ms": 0,
-            "brokers": [{"node_id": n, "host": h, "port": p, "rack": None} for n, h, p in brokers],
-            "cluster_id": self.cluster_id,
-            "controller_id": self.node_id,
-            "topics": out_topics,
-        }
+        return MetadataResponse(
+            throttle_time_ms=0,
+            brokers=[
+                MetadataResponseBroker(node_id=n, host=h, port=p, rack=None) for n, h, p in brokers
+            ],
+            cluster_id=self.cluster_id,
+            controller_id=self.node_id,
+            topics=out_topics,
+        )
 
     def metadata_reply(self, req: FakeRequest) -> Reply:
         """The default Metadata answer: every known topic (or the ones asked for)."""

@@ -285,6 +285,23 @@ class Ledger:
                     proven += seq - first
         return proven
 
+    def phantom_errors(self, observed: Iterable[Observed]) -> dict[str, int]:
+        """For phantom records (reported failed, yet in the log): how many failed with each
+        error (by class name). A delivery that timed out may still have been written (the
+        outcome is unknown to any client); one refused with a broker error must not be."""
+        present: set[tuple[int, int]] = set()
+        for obs in observed:
+            tag = parse_value(obs.value)
+            if tag is not None and tag.run_id == self.run_id:
+                present.add((tag.partition, tag.seq))
+        out: dict[str, int] = {}
+        for key in present:
+            entry = self._entries.get(key)
+            if entry is not None and entry.state == "failed":
+                name = (entry.error or "?").split("(", 1)[0]
+                out[name] = out.get(name, 0) + 1
+        return out
+
     def acked_count(self) -> int:
         """Records acknowledged so far."""
         return sum(1 for e in self._entries.values() if e.state == "acked")

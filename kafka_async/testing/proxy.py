@@ -6,7 +6,7 @@ every connection the client opens, bootstrap and per-broker alike, goes through 
 
     async with broker_behind_proxy() as (broker, proxy):
         proxy.set_delay(0.2, jitter=0.05)          # latency on every chunk
-        proxy.drop_responses(api_key=0, count=1)   # the broker applies a Produce, the
+        proxy.drop_responses(PRODUCE.key, count=1) # the broker applies a Produce, the
                                                    # client never hears back
         use(proxy.address)                         # clients bootstrap via the proxy
 
@@ -55,8 +55,10 @@ import anyio.abc
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from ..errors import MessageTooLargeError
 from ..protocol import headers
-from ..protocol.apis import BY_KEY
+from ..protocol.apis import BY_KEY, PRODUCE
+from ..protocol.apis.produce import PartitionProduceResponse, TopicProduceResponse
 from ..protocol.codec import Reader
 from ..protocol.schema import Message
 
@@ -73,8 +75,6 @@ Direction = Literal["both", "upstream", "downstream"]
 _SIZE = struct.Struct(">i")
 #: Frames above this are not Kafka traffic we can buffer; the connection is closed.
 _MAX_FRAME = 512 * 1024 * 1024
-_PRODUCE_KEY = 0
-_MESSAGE_TOO_LARGE = 10
 _READ_CHUNK = 65536
 #: Period of the housekeeping tick that enforces periodic resets.
 _TICK = 0.01
@@ -665,27 +665,26 @@ class FaultProxy:
         limit = self._max_batch_bytes
         if limit is None or not _has_batch_over(frame, limit):
             return frame
-        api = BY_KEY[_PRODUCE_KEY]
         try:
             r = Reader(memoryview(frame)[4:])
             _, version, correlation_id, client_id = headers.decode_request_header(r)
-            if headers.request_header_version(api, version) >= 2:
+            if headers.request_header_version(PRODUCE, version) >= 2:
                 headers.skip_tags(r)
-            body = api.decode_request(version, r).to_dict()
+            body = PRODUCE.decode_request(version, r)
             refused: list[tuple[str, int]] = []
             topics = []
-            for topic in body["topic_data"]:
+            for topic in body.topic_data:
                 kept = []
-                for part in topic["partition_data"]:
-                    records = part["records"]
-                    if records is not None and _largest_batch(records) > limit:
-                        refused.append((topic["name"], part["index"]))
+                for part in topic.partition_data:
+                    if part.records is not None and _largest_batch(part.records) > limit:
+                        refused.append((topic.name, part.index))
                     else:
                         kept.append(part)
                 if kept:
-                    topics.append({**topic, "partition_data": kept})
-            body["topic_data"] = topics
-            payload = headers.encode_request(api, version, correlation_id, client_id, body)
+                    topic.partition_data = kept
+                    topics.append(topic)
+            body.topic_data = topics
+            payload = headers.encode_request(PRODUCE, version, correlation_id, client_id, body)
         except Exception:
             self.stats.rewrite_failures += 1
             return frame
@@ -698,26 +697,26 @@ class FaultProxy:
         self, info: RequestInfo, frame: bytes, refused: list[tuple[str, int]]
     ) -> bytes:
         """Add the partitions ``_refuse_large`` took out to the broker's Produce answer."""
-        api = BY_KEY[_PRODUCE_KEY]
         try:
             r = Reader(memoryview(frame)[4:])
-            correlation_id = headers.read_response_header(r, api, info.api_version)
-            body = api.decode_response(info.api_version, r).to_dict()
-            by_name = {t["name"]: t for t in body["responses"]}
+            correlation_id = headers.read_response_header(r, PRODUCE, info.api_version)
+            body = PRODUCE.decode_response(info.api_version, r)
+            by_name = {t.name: t for t in body.responses}
             for name, index in refused:
                 topic = by_name.get(name)
                 if topic is None:
-                    topic = by_name[name] = {"name": name, "partition_responses": []}
-                    body["responses"].append(topic)
-                part: dict[str, Any] = {
-                    "index": index,
-                    "error_code": _MESSAGE_TOO_LARGE,
-                    "base_offset": -1,
-                }
-                if info.api_version >= 8:
-                    part["error_message"] = "the record batch is larger than max.message.bytes"
-                topic["partition_responses"].append(part)
-            out = headers.encode_response(api, info.api_version, correlation_id, body)
+                    topic = by_name[name] = TopicProduceResponse(name=name, partition_responses=[])
+                    body.responses.append(topic)
+                topic.partition_responses.append(
+                    PartitionProduceResponse(
+                        index=index,
+                        error_code=MessageTooLargeError.code,
+                        base_offset=-1,
+                        # Ignorable: dropped below v8, which has no error_message.
+                        error_message="the record batch is larger than max.message.bytes",
+                    )
+                )
+            out = headers.encode_response(PRODUCE, info.api_version, correlation_id, body)
         except Exception:
             self.stats.rewrite_failures += 1
             return frame
@@ -959,7 +958,7 @@ class FaultProxy:
             if out is None:
                 return None
             frame = out
-        if self._max_batch_bytes is not None and info.api_key == _PRODUCE_KEY:
+        if self._max_batch_bytes is not None and info.api_key == PRODUCE.key:
             frame = self._refuse_large(conn, info, frame)
         self.stats.requests += 1
         self.stats.requests_by_api[info.api_key] = (
@@ -1025,13 +1024,13 @@ def _parse_request(conn_id: int, frame: bytes) -> RequestInfo | None:
         return None
     expects = True
     api = BY_KEY.get(api_key)
-    if api_key == _PRODUCE_KEY and api is not None:
+    if api_key == PRODUCE.key and api is not None:
         # acks=0 produce requests get no response; the proxy must not wait for one.
         with contextlib.suppress(Exception):
             flexible = api.is_flexible(version)
             if headers.request_header_version(api, version) >= 2:
                 headers.skip_tags(r)
-            if version >= 3:
+            if version >= 3:  # transactional_id comes before acks from v3
                 if flexible:
                     r.compact_nullable_string()
                 else:
@@ -1040,7 +1039,7 @@ def _parse_request(conn_id: int, frame: bytes) -> RequestInfo | None:
     return RequestInfo(conn_id, api_key, version, correlation_id, expects)
 
 
-def _largest_batch(records: bytes) -> int:
+def _largest_batch(records: bytes | bytearray | memoryview) -> int:
     """Size of the largest record batch (v2) or message (v0/v1) in a records field."""
     largest = 0
     pos = 0

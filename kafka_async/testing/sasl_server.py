@@ -32,15 +32,20 @@ from typing import Any
 
 import anyio
 
+from ..errors import (
+    BrokerResponseError,
+    IllegalSaslStateError,
+    SaslAuthenticationFailedError,
+    UnsupportedSaslMechanismError,
+)
 from ..protocol.apis import METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
+from ..protocol.apis.sasl_authenticate import SaslAuthenticateResponse
+from ..protocol.apis.sasl_handshake import SaslHandshakeResponse
 from .fake_broker import CLOSE, FakeBroker, FakeRequest
 
 __all__ = ["SaslServer", "SaslServerStats", "TokenValidator"]
 
 _ALL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-_UNSUPPORTED_SASL_MECHANISM = 33
-_ILLEGAL_SASL_STATE = 34
-_SASL_AUTHENTICATION_FAILED = 58
 
 #: ``validator(token, extensions)``: True to accept the token.
 TokenValidator = Callable[[str, Mapping[str, str]], bool]
@@ -159,19 +164,25 @@ class SaslServer:
         conn = self._conns.setdefault(req.connection_id, _Conn())
         name = req.body.mechanism
         if name not in self.mechanisms:
-            return {"error_code": _UNSUPPORTED_SASL_MECHANISM, "mechanisms": list(self.mechanisms)}
+            return SaslHandshakeResponse(
+                error_code=UnsupportedSaslMechanismError.code, mechanisms=list(self.mechanisms)
+            )
         if conn.first_mechanism is not None and name != conn.first_mechanism:
             # KIP-368: a re-authentication must keep the mechanism.
-            return {"error_code": _ILLEGAL_SASL_STATE, "mechanisms": list(self.mechanisms)}
+            return SaslHandshakeResponse(
+                error_code=IllegalSaslStateError.code, mechanisms=list(self.mechanisms)
+            )
         conn.mechanism = name
         conn.exchange = None
         conn.in_exchange = True
-        return {"error_code": 0, "mechanisms": list(self.mechanisms)}
+        return SaslHandshakeResponse(mechanisms=list(self.mechanisms))  # error_code 0: none
 
     def authenticate(self, req: FakeRequest) -> Any:
         conn = self._conns.setdefault(req.connection_id, _Conn())
         if conn.mechanism is None or not conn.in_exchange:
-            return self._reply(_ILLEGAL_SASL_STATE, "SaslAuthenticate before SaslHandshake")
+            return self._reply(
+                message="SaslAuthenticate before SaslHandshake", error=IllegalSaslStateError
+            )
         data = bytes(req.body.auth_bytes)
         if conn.mechanism == "PLAIN":
             return self._plain(conn, data)
@@ -215,7 +226,7 @@ class SaslServer:
         if validator is None or not token or not validator(token, extensions):
             conn.exchange = "refused"
             document = {"status": "invalid_token", "scope": "", "openid-configuration": ""}
-            return self._reply(0, None, json.dumps(document).encode())
+            return self._reply(json.dumps(document).encode())
         return self._succeed(conn, b"")
 
     def _scram(self, conn: _Conn, data: bytes) -> Any:
@@ -244,7 +255,7 @@ class SaslServer:
                 server.set_client_first(text)
             except scramp.ScramException:
                 return self._fail(conn, "unknown user or malformed client-first message")
-            return self._reply(0, None, server.get_server_first().encode())
+            return self._reply(server.get_server_first().encode())
         server = conn.exchange
         try:
             server.set_client_final(text)
@@ -259,16 +270,23 @@ class SaslServer:
 
     # -- replies ---------------------------------------------------------------------------
 
-    def _reply(self, code: int, message: str | None, data: bytes = b"") -> dict[str, Any]:
-        lifetime = self.session_lifetime_ms if code == 0 else 0
-        return {
-            "error_code": code,
-            "error_message": message,
-            "auth_bytes": data,
-            "session_lifetime_ms": lifetime,
-        }
+    def _reply(
+        self,
+        data: bytes = b"",
+        *,
+        message: str | None = None,
+        error: type[BrokerResponseError] | None = None,
+    ) -> SaslAuthenticateResponse:
+        """A SaslAuthenticate answer: ``data`` for the client, or ``error`` (and ``message``);
+        a session lifetime only with success."""
+        return SaslAuthenticateResponse(
+            error_code=error.code if error is not None else 0,
+            error_message=message,
+            auth_bytes=data,
+            session_lifetime_ms=self.session_lifetime_ms if error is None else 0,
+        )
 
-    def _succeed(self, conn: _Conn, data: bytes) -> dict[str, Any]:
+    def _succeed(self, conn: _Conn, data: bytes) -> SaslAuthenticateResponse:
         assert conn.mechanism is not None
         if conn.authenticated:
             self.stats.reauthentications += 1
@@ -280,14 +298,14 @@ class SaslServer:
         conn.exchange = None
         lifetime = self.session_lifetime_ms
         conn.expires_at = anyio.current_time() + lifetime / 1000.0 if lifetime > 0 else None
-        return self._reply(0, None, data)
+        return self._reply(data)
 
-    def _fail(self, conn: _Conn, why: str) -> dict[str, Any]:
+    def _fail(self, conn: _Conn, why: str) -> SaslAuthenticateResponse:
         self.stats.failures += 1
         conn.in_exchange = False
         conn.exchange = None
         conn.authenticated = False
         return self._reply(
-            _SASL_AUTHENTICATION_FAILED,
-            f"Authentication failed with SASL mechanism {conn.mechanism}: {why}",
+            message=f"Authentication failed with SASL mechanism {conn.mechanism}: {why}",
+            error=SaslAuthenticationFailedError,
         )

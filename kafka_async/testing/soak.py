@@ -8,7 +8,9 @@ line (otherwise results are only kept in memory, for the test's own assertions).
     python -m kafka_async.testing.soak --quick    # only the quick tier
     python -m kafka_async.testing.soak --print FILE   # re-print a results file
 
-runs pytest on ``tests/reliability`` with that variable set, then prints the table
+runs pytest on ``tests/reliability`` and ``tests/cluster_apache`` (failover on a three-node
+Apache Kafka cluster, ours and the Java client side by side) with that variable set, then
+prints the table
 (scenario, runs, records, lost, duplicated, reordered, max recovery time, memory growth,
 verdict) and, with ``--markdown FILE``, writes it as a Markdown table with the date and the
 machine, for ``RELIABILITY.md``.
@@ -200,7 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="only the quick tier")
     parser.add_argument("--print", dest="print_file", help="print an existing results file")
     parser.add_argument("--markdown", help="also write the table as Markdown to this file")
-    parser.add_argument("--tests", default="tests/reliability", help="where the scenarios are")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=["tests/reliability", "tests/cluster_apache"],
+        help="where the scenarios are (default: the reliability and three-node cluster suites)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)
     status = 0
@@ -219,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "no:cacheprovider",
             "-m",
             marker,
-            args.tests,
+            *args.tests,
             *args.pytest_args,
         ]
         status = subprocess.call(cmd, env={**os.environ, ENV_VAR: path})

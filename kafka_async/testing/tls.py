@@ -1,4 +1,15 @@
-"""A real TLS terminator (stunnel) in front of a plaintext broker, for TLS tests.
+"""TLS for tests: throwaway certificates, and a real TLS terminator (stunnel) for a broker.
+
+:class:`CertificateAuthority` makes a CA and issues server and client certificates with the
+extensions a real CA puts in (basic constraints, key usage, extended key usage, subject and
+authority key identifiers, subject alternative names), so strict verification accepts them:
+Python 3.13's default context sets ``ssl.VERIFY_X509_STRICT``, under which OpenSSL refuses a
+chain whose certificates lack, for example, an authority key identifier. It needs the
+``cryptography`` package::
+
+    ca = CertificateAuthority()
+    ca.write(tmp / "ca.pem")
+    ca.issue("127.0.0.1", "localhost").write(tmp / "server.pem", tmp / "server.key")
 
 The Tansu build we test with does not terminate TLS itself, so :class:`StunnelProxy` runs
 ``stunnel`` on a loopback port with a server certificate, forwarding the decrypted bytes to
@@ -16,6 +27,8 @@ Debian-like system (CI), installs Debian's ``stunnel4`` package with apt-get.
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import os
 import shutil
 import signal
@@ -23,12 +36,221 @@ import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-__all__ = ["StunnelProxy", "StunnelUnavailableError", "ensure_stunnel", "find_stunnel"]
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+__all__ = [
+    "CertificateAuthority",
+    "IssuedCertificate",
+    "StunnelProxy",
+    "StunnelUnavailableError",
+    "ensure_stunnel",
+    "find_stunnel",
+]
 
 _APT_TIMEOUT = 300.0
+
+
+#: Certificates start this long before they are made, so a skewed clock still accepts them.
+_BACKDATE = datetime.timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class IssuedCertificate:
+    """A certificate issued by a :class:`CertificateAuthority`, with its private key.
+
+    Attributes:
+        cert_pem: the chain as PEM, leaf first, then the CA certificate (what
+            ``SSLContext.load_cert_chain`` and stunnel's ``cert`` expect).
+        key_pem: the leaf's private key, unencrypted PKCS#8 PEM.
+    """
+
+    cert_pem: bytes
+    key_pem: bytes
+
+    def write(
+        self, cert: str | Path, key: str | Path, *, password: bytes | None = None
+    ) -> tuple[Path, Path]:
+        """Write the chain and the key (encrypted with ``password`` when given); the paths."""
+        cert_path, key_path = Path(cert), Path(key)
+        cert_path.write_bytes(self.cert_pem)
+        key_bytes = self.key_pem
+        if password is not None:
+            from cryptography.hazmat.primitives import serialization
+
+            private = serialization.load_pem_private_key(self.key_pem, password=None)
+            key_bytes = private.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.BestAvailableEncryption(password),
+            )
+        key_path.write_bytes(key_bytes)
+        key_path.chmod(0o600)
+        return cert_path, key_path
+
+
+def _crypto() -> None:
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "kafka_async.testing.tls.CertificateAuthority needs the 'cryptography' package"
+        ) from None
+
+
+class CertificateAuthority:
+    """A throwaway certificate authority for tests (an EC P-256 key, kept in memory).
+
+    Its certificate and every certificate it issues carry what a strict verifier
+    (``ssl.VERIFY_X509_STRICT``, the default from Python 3.13 on) requires: version 3, a
+    positive serial, critical basic constraints and key usage, subject and authority key
+    identifiers; issued certificates also name their hosts as subject alternative names and
+    allow both server and client authentication (extended key usage), so one CA serves
+    mutual TLS too.
+
+    Args:
+        name: the CA's common name.
+        valid_for: how long its certificate (and by default those it issues) stays valid.
+    """
+
+    def __init__(
+        self,
+        name: str = "kafka-async test CA",
+        *,
+        valid_for: datetime.timedelta = datetime.timedelta(days=1),
+    ) -> None:
+        _crypto()
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+
+        if valid_for <= datetime.timedelta(0):
+            raise ValueError(f"valid_for must be positive, not {valid_for}")
+        self.valid_for = valid_for
+        self._key: ec.EllipticCurvePrivateKey = ec.generate_private_key(ec.SECP256R1())
+        self._name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+        ski = x509.SubjectKeyIdentifier.from_public_key(self._key.public_key())
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self._cert: x509.Certificate = (
+            x509.CertificateBuilder()
+            .subject_name(self._name)
+            .issuer_name(self._name)
+            .public_key(self._key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - _BACKDATE)
+            .not_valid_after(now + valid_for)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(ski, critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski),
+                critical=False,
+            )
+            .sign(self._key, hashes.SHA256())
+        )
+        self.cert_pem: bytes = self._cert.public_bytes(serialization.Encoding.PEM)
+        """The CA certificate as PEM (the trust anchor clients load as ``cafile``)."""
+
+    @property
+    def certificate(self) -> x509.Certificate:
+        """The CA certificate (a ``cryptography`` object)."""
+        return self._cert
+
+    def write(self, path: str | Path) -> Path:
+        """Write the CA certificate (PEM) to ``path``; the path."""
+        out = Path(path)
+        out.write_bytes(self.cert_pem)
+        return out
+
+    def issue(self, *names: str, valid_for: datetime.timedelta | None = None) -> IssuedCertificate:
+        """A certificate for ``names`` (host names or IP addresses; the first is also the
+        common name), valid for ``valid_for`` (default: the CA's), signed by this CA."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ValueError("issue() needs at least one non-empty host name or IP address")
+        lifetime = self.valid_for if valid_for is None else valid_for
+        if lifetime <= datetime.timedelta(0):
+            raise ValueError(f"valid_for must be positive, not {lifetime}")
+        alt_names: list[x509.GeneralName] = []
+        for name in names:
+            try:
+                alt_names.append(x509.IPAddress(ipaddress.ip_address(name)))
+            except ValueError:
+                alt_names.append(x509.DNSName(name))
+        key = ec.generate_private_key(ec.SECP256R1())
+        ca_ski = self._cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+            .issuer_name(self._name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - _BACKDATE)
+            .not_valid_after(now + lifetime)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(
+                x509.ExtendedKeyUsage(
+                    [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+                ),
+                critical=False,
+            )
+            .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski.value),
+                critical=False,
+            )
+            .sign(self._key, hashes.SHA256())
+        )
+        return IssuedCertificate(
+            cert_pem=cert.public_bytes(serialization.Encoding.PEM) + self.cert_pem,
+            key_pem=key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            ),
+        )
 
 
 class StunnelUnavailableError(RuntimeError):

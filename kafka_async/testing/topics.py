@@ -13,59 +13,70 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
 
 import anyio
 
+from .. import errors as E
 from ..errors import BrokerResponseError, raise_for_code
-from ..protocol.apis.admin import CREATE_TOPICS
-from ..protocol.apis.cluster import METADATA
+from ..protocol.apis import CREATE_TOPICS, METADATA
+from ..protocol.apis.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from ..protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from . import _wire
 
 __all__ = ["acreate_topic", "create_topic", "topic_partitions"]
 
 #: Default deadline for creating a topic and seeing its leaders, seconds.
 CREATE_TIMEOUT = 20.0
-_TOPIC_ALREADY_EXISTS = 36
+_TOPIC_ALREADY_EXISTS = E.TopicAlreadyExistsError.code
 #: Metadata error codes that mean "not there yet" while a new topic propagates.
-_NOT_READY = {3, 5, 6}  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER...
+_NOT_READY = {
+    E.UnknownTopicOrPartitionError.code,
+    E.LeaderNotAvailableError.code,
+    E.NotLeaderOrFollowerError.code,
+}
 
 
 def _create_body(
     name: str, partitions: int, replication_factor: int, configs: Mapping[str, str] | None
-) -> dict[str, Any]:
+) -> CreateTopicsRequest:
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
-    return {
-        "topics": [
-            {
-                "name": name,
-                "num_partitions": partitions,
-                "replication_factor": replication_factor,
-                "assignments": [],
-                "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
-            }
+    return CreateTopicsRequest(
+        topics=[
+            CreatableTopic(
+                name=name,
+                num_partitions=partitions,
+                replication_factor=replication_factor,
+                configs=[CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()],
+            )
         ],
-        "timeout_ms": 15000,
-    }
+        timeout_ms=15000,
+    )
 
 
-def _check_created(resp: Any, name: str, exist_ok: bool) -> None:
+def _check_created(resp: CreateTopicsResponse, name: str, exist_ok: bool) -> None:
     for topic in resp.topics:
         if topic.name != name:
             continue
         if topic.error_code == _TOPIC_ALREADY_EXISTS and exist_ok:
             return
-        raise_for_code(topic.error_code, getattr(topic, "error_message", None))
+        raise_for_code(topic.error_code, topic.error_message)
         return
     raise BrokerResponseError(f"CreateTopics response does not mention {name!r}")
 
 
-def _metadata_body(name: str) -> dict[str, Any]:
-    return {"topics": [{"name": name}], "allow_auto_topic_creation": False}
+def _metadata_body(name: str) -> MetadataRequest:
+    return MetadataRequest(
+        topics=[MetadataRequestTopic(name=name)], allow_auto_topic_creation=False
+    )
 
 
-def _ready_partitions(resp: Any, name: str, want: int) -> int | None:
+def _ready_partitions(resp: MetadataResponse, name: str, want: int) -> int | None:
     """The partition count once every partition has a leader; None while not ready."""
     for topic in resp.topics:
         if topic.name != name:

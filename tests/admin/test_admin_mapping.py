@@ -44,19 +44,21 @@ from kafka_async.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafka_async.protocol import apis
+from kafka_async.protocol.apis.list_groups import ListGroupsRequest
+from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.protocol.consumer_protocol import Assignment
-from kafka_async.protocol.schema import Api
+from kafka_async.protocol.schema import Api, ReqT, RespT
 from kafka_async.structs import OffsetAndMetadata, TopicPartition
 
 TP = TopicPartition
 
 
-def wire(api: Api, version: int, body: dict[str, Any]) -> Any:
+def wire(api: Api[ReqT, RespT], version: int, body: dict[str, Any]) -> RespT:
     """Encode ``body`` as a response of ``api`` at ``version`` and decode it back."""
     return api.decode_response(version, bytes(api.encode_response(version, body)))
 
 
-def request_roundtrip(api: Api, version: int, body: dict[str, Any]) -> Any:
+def request_roundtrip(api: Api[ReqT, RespT], version: int, body: ReqT) -> ReqT:
     """A request body must be encodable at ``version``; return it decoded."""
     return api.decode_request(version, bytes(api.encode_request(version, body)))
 
@@ -188,7 +190,7 @@ def test_create_partitions_request_and_results() -> None:
     )
     decoded = request_roundtrip(apis.CREATE_PARTITIONS, 3, body)
     assert decoded.topics[0].assignments is None
-    assert [list(x.broker_ids) for x in decoded.topics[1].assignments] == [[1], [2]]
+    assert [list(x.broker_ids) for x in decoded.topics[1].assignments or ()] == [[1], [2]]
     resp = wire(
         apis.CREATE_PARTITIONS,
         3,
@@ -268,8 +270,11 @@ def test_cluster_from_metadata_sorts_brokers() -> None:
 
 
 def test_metadata_request_never_auto_creates() -> None:
-    assert m.metadata_request(None, 12) == {"topics": None, "allow_auto_topic_creation": False}
-    assert m.metadata_request(None, 0) == {"topics": []}
+    assert m.metadata_request(None, 12) == MetadataRequest(
+        topics=None, allow_auto_topic_creation=False
+    )
+    # v0 knows no null list (empty means every topic) and cannot refuse auto-creation.
+    assert m.metadata_request(None, 0) == MetadataRequest(topics=[])
     request_roundtrip(apis.METADATA, 12, m.metadata_request(["a"], 12))
 
 
@@ -350,10 +355,9 @@ def test_list_groups_filters_need_new_versions() -> None:
         m.list_groups_request(["Stable"], None, 3)
     with pytest.raises(IncompatibleBrokerVersionError):
         m.list_groups_request(None, ["classic"], 4)
-    assert m.list_groups_request(["Stable"], ["classic"], 5) == {
-        "states_filter": ["Stable"],
-        "types_filter": ["classic"],
-    }
+    assert m.list_groups_request(["Stable"], ["classic"], 5) == ListGroupsRequest(
+        states_filter=["Stable"], types_filter=["classic"]
+    )
     resp = wire(
         apis.LIST_GROUPS,
         5,
@@ -513,12 +517,13 @@ def test_describe_configs_v0_and_v4() -> None:
 def test_alter_configs_requests_and_results() -> None:
     t = ConfigResource.topic("t")
     b = ConfigResource.broker(1)
-    body = m.alter_configs_request({t: {"a": "1", "b": None}}, False)
-    request_roundtrip(apis.ALTER_CONFIGS, 2, body)
-    body = m.incremental_alter_configs_request(
+    request_roundtrip(
+        apis.ALTER_CONFIGS, 2, m.alter_configs_request({t: {"a": "1", "b": None}}, False)
+    )
+    incremental = m.incremental_alter_configs_request(
         {t: [AlterConfigOp.set("a", "1"), AlterConfigOp.delete("b")]}, True
     )
-    decoded = request_roundtrip(apis.INCREMENTAL_ALTER_CONFIGS, 1, body)
+    decoded = request_roundtrip(apis.INCREMENTAL_ALTER_CONFIGS, 1, incremental)
     assert [(c.name, c.config_operation, c.value) for c in decoded.resources[0].configs] == [
         ("a", 0, "1"),
         ("b", 1, None),
@@ -648,11 +653,15 @@ def _acl() -> AclBinding:
 def test_acl_filters_on_v0_only_allow_literal() -> None:
     flt = AclBindingFilter(ResourcePatternFilter(ResourceType.TOPIC, "x", PatternType.PREFIXED))
     with pytest.raises(IncompatibleBrokerVersionError):
-        m.acl_filter_fields(flt, 0, "DescribeAcls")
-    fields = m.acl_filter_fields(AclBindingFilter.any(), 0, "DescribeAcls")
-    assert fields["pattern_type_filter"] == PatternType.LITERAL
-    request_roundtrip(apis.DESCRIBE_ACLS, 0, fields)
-    request_roundtrip(apis.DESCRIBE_ACLS, 3, m.acl_filter_fields(flt, 3, "DescribeAcls"))
+        m.describe_acls_request(flt, 0)
+    with pytest.raises(IncompatibleBrokerVersionError):
+        m.delete_acls_request([flt], 0)
+    body = m.describe_acls_request(AclBindingFilter.any(), 0)
+    assert body.pattern_type_filter == PatternType.LITERAL
+    request_roundtrip(apis.DESCRIBE_ACLS, 0, body)
+    request_roundtrip(apis.DESCRIBE_ACLS, 3, m.describe_acls_request(flt, 3))
+    deleted = request_roundtrip(apis.DELETE_ACLS, 3, m.delete_acls_request([flt], 3))
+    assert deleted.filters[0].pattern_type_filter == PatternType.PREFIXED
 
 
 def test_acl_results_map_back_to_bindings() -> None:
@@ -773,3 +782,38 @@ def test_value_types_normalise() -> None:
     assert ConfigResource.topic("t").broker_id is None
     # Frozen and hashable: usable as ResultMap keys.
     assert len({_acl(), _acl()}) == 1
+
+
+def test_elect_leaders_request_and_results() -> None:
+
+    from kafka_async.errors import ElectionNotNeededError
+    from kafka_async.protocol.apis import elect_leaders as el
+
+    tps = [TopicPartition("a", 0), TopicPartition("a", 2), TopicPartition("b", 1)]
+    assert m.elect_leaders_request(0, tps, 5000, 2) == el.ElectLeadersRequest(
+        election_type=0,
+        topic_partitions=[
+            el.TopicPartitions(topic="a", partitions=[0, 2]),
+            el.TopicPartitions(topic="b", partitions=[1]),
+        ],
+        timeout_ms=5000,
+    )
+    assert m.elect_leaders_request(1, None, 5000, 1).topic_partitions is None
+    with pytest.raises(IncompatibleBrokerVersionError, match="unclean election"):
+        m.elect_leaders_request(1, tps, 5000, 0)
+    resp = el.ElectLeadersResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        replica_election_results=[
+            el.ReplicaElectionResult(
+                topic="a",
+                partition_result=[
+                    el.PartitionResult(partition_id=0, error_code=0, error_message=None),
+                    el.PartitionResult(partition_id=2, error_code=84, error_message="not needed"),
+                ],
+            )
+        ],
+    )
+    got = m.elect_leaders_results(resp)
+    assert got[TopicPartition("a", 0)].error is None
+    assert isinstance(got[TopicPartition("a", 2)].error, ElectionNotNeededError)

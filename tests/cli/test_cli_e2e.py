@@ -13,6 +13,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from kafka_async.testing.capabilities import confirm_broker_gap, librdkafka_admin_error
+from kafka_async.testing.plugin import KafkaService
+
 pytestmark = pytest.mark.integration
 
 _ENV = {
@@ -266,21 +269,58 @@ def test_bench_produce_then_consume(kafka_broker: str) -> None:
     assert consumed.startswith("consume: 3000 records in ")
 
 
-def test_topics_alter(kafka_broker: str) -> None:
+def _partition_count(bootstrap: str, name: str) -> int:
+    described = ok(run(["topics", "describe", name], bootstrap=bootstrap))
+    return int(described.split("partitions: ", 1)[1].split()[0])
+
+
+def test_topics_alter(kafka_service: KafkaService) -> None:
+    kafka_broker = kafka_service.bootstrap_servers
     name = _topic()
     ok(run(["topics", "create", name, "-p", "1"], bootstrap=kafka_broker))
     ok(
         run(
-            ["topics", "alter", name, "-c", "retention.ms=7777", "--delete-config", "x.y"],
+            ["topics", "alter", name, "-c", "retention.ms=7777", "-c", "segment.ms=8888888"],
             bootstrap=kafka_broker,
         )
     )
-    # Tansu gap: no CreatePartitions API, so growing a topic fails with one clear line.
+    ok(run(["topics", "alter", name, "--delete-config", "segment.ms"], bootstrap=kafka_broker))
     grow = run(["topics", "alter", name, "-p", "2"], bootstrap=kafka_broker)
-    assert "does not support CreatePartitions" in one_line_error(grow)
-    shrink = run(["topics", "alter", name, "-p", "1"], bootstrap=kafka_broker)
-    assert shrink.returncode == 0  # already 1 partition: nothing to do
+    if not kafka_service.supports("CreatePartitions"):
+        # A broker without CreatePartitions (Tansu): growing a topic fails with one clear line.
+        assert "does not support CreatePartitions" in one_line_error(grow)
+        shrink = run(["topics", "alter", name, "-p", "1"], bootstrap=kafka_broker)
+        assert shrink.returncode == 0  # already 1 partition: nothing to do
+    else:
+        ok(grow)
+        assert "1 -> 2 partitions" in grow.stderr
+        # The new partition reaches the metadata asynchronously.
+        deadline = time.monotonic() + 15
+        while _partition_count(kafka_broker, name) != 2:
+            assert time.monotonic() < deadline, "the second partition never appeared"
+            time.sleep(0.2)
+        shrink = run(["topics", "alter", name, "-p", "1"], bootstrap=kafka_broker)
+        assert shrink.returncode == 2
+        assert "has 2 partitions; Kafka cannot reduce the count" in shrink.stderr
     assert run(["topics", "alter", name], bootstrap=kafka_broker).returncode == 2
+    # `describe --configs` shows the values set on the topic (not the defaults).
+    configs = ok(run(["topics", "describe", name, "--configs"], bootstrap=kafka_broker))
+    assert "segment.ms" not in configs
+    if "retention.ms=7777" not in configs:
+        from confluent_kafka.admin._config import ConfigResource as RdConfigResource
+
+        theirs = librdkafka_admin_error(
+            kafka_broker,
+            lambda a: a.describe_configs([RdConfigResource("topic", name)]),
+            check=lambda r: (
+                None
+                if not r["retention.ms"].is_default
+                else f"retention.ms={r['retention.ms'].value}, source {r['retention.ms'].source}"
+            ),
+        )
+        confirm_broker_gap(
+            "a topic config set by the client is reported as a default", configs, theirs
+        )
 
 
 def test_consume_stops_cleanly_on_sigint_and_commits(kafka_broker: str) -> None:

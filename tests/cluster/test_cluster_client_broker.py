@@ -27,6 +27,8 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.net.connection import BrokerConnection
 from kafka_async.protocol import headers
 from kafka_async.protocol.apis import API_VERSIONS, CREATE_TOPICS, METADATA
+from kafka_async.protocol.apis.create_topics import CreatableTopic, CreateTopicsRequest
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from kafka_async.protocol.codec import Reader
 from kafka_async.structs import TopicPartition
 from kafka_async.testing import EmbeddedBroker
@@ -58,18 +60,18 @@ async def test_bootstrap_negotiates_versions_and_loads_metadata(kafka_broker: st
         assert max(lo, METADATA.min_version) <= v <= min(hi, METADATA.max_version)
         assert conn.api_versions[API_VERSIONS.key][1] >= 0
         stats = c.statistics()
-        assert stats.refreshes >= 1
-        assert stats.refresh_failures == 0
+        assert stats["refreshes"] >= 1
+        assert stats["refresh_failures"] == 0
 
 
 @both_backends
 async def test_create_topic_then_wait_for_its_leaders(kafka_broker: str) -> None:
     name = _name("net-create")
     async with client(kafka_broker) as c:
-        body = {
-            "topics": [{"name": name, "num_partitions": 3, "replication_factor": 1}],
-            "timeout_ms": 10_000,
-        }
+        body = CreateTopicsRequest(
+            topics=[CreatableTopic(name=name, num_partitions=3, replication_factor=1)],
+            timeout_ms=10_000,
+        )
         resp = await c.request_any(CREATE_TOPICS, body)
         assert [(t.name, t.error_code) for t in resp.topics] == [(name, 0)]
         info = await c.wait_for_topic(name, timeout=10)
@@ -78,7 +80,7 @@ async def test_create_topic_then_wait_for_its_leaders(kafka_broker: str) -> None
         assert md.partitions_for(name) == frozenset({0, 1, 2})
         assert md.available_partitions_for(name) == {0, 1, 2}
         assert md.leader_for(TopicPartition(name, 0)) in md.brokers
-        assert name in (c.statistics().tracked_topics or ())
+        assert name in (c.statistics()["tracked_topics"] or ())
 
 
 async def test_metadata_requests_do_not_create_topics(kafka_broker: str) -> None:
@@ -95,12 +97,12 @@ async def test_metadata_requests_do_not_create_topics(kafka_broker: str) -> None
 
 async def test_concurrent_refreshes_share_one_request(kafka_broker: str) -> None:
     async with client(kafka_broker) as c:
-        before = c.statistics().refreshes
+        before = c.statistics()["refreshes"]
         async with anyio.create_task_group() as tg:
             for _ in range(20):
                 tg.start_soon(c.refresh_metadata)
         # All 20 callers were served by one refresh (two if the background one raced in).
-        assert 1 <= c.statistics().refreshes - before <= 2
+        assert 1 <= c.statistics()["refreshes"] - before <= 2
 
 
 async def test_requested_update_runs_in_the_background(kafka_broker: str) -> None:
@@ -143,9 +145,9 @@ async def test_coordinator_lookup_is_cached_and_invalidated(kafka_broker: str) -
         assert len(nodes) == 1
         node = nodes.pop()
         assert node in c.metadata.brokers
-        assert c.statistics().coordinators == {(0, group): node}
+        assert c.statistics()["coordinators"] == {(0, group): node}
         c.invalidate_coordinator(group)
-        assert c.statistics().coordinators == {}
+        assert c.statistics()["coordinators"] == {}
         assert await c.coordinator(group, "group") == node
 
 
@@ -161,10 +163,14 @@ async def test_one_connection_pipelines_1000_requests_in_order(kafka_broker: str
             nonlocal peak
             # Each request asks for a different (absent) topic; its answer must name it.
             resp = await conn.request(
-                METADATA, {"topics": [{"name": f"pipe-{i}"}], "allow_auto_topic_creation": False}
+                METADATA,
+                MetadataRequest(
+                    topics=[MetadataRequestTopic(name=f"pipe-{i}")],
+                    allow_auto_topic_creation=False,
+                ),
             )
             peak = max(peak, conn.in_flight + 1)
-            names[i] = resp.topics[0].name
+            names[i] = resp.topics[0].name or ""
 
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
@@ -184,14 +190,14 @@ async def test_reconnects_after_the_broker_restarts() -> None:
         async with client(broker.bootstrap_servers, reconnect_backoff_ms=20) as c:
             node = await c.any_node()
             first = await c.connection(node)
-            assert (await c.request(node, METADATA, {"topics": []})).brokers
+            assert (await c.request(node, METADATA, MetadataRequest(topics=[]))).brokers
             await anyio.to_thread.run_sync(broker.restart)
             with anyio.fail_after(6):
                 await first.wait_closed()  # the broker went away; the reader noticed
             with anyio.fail_after(20):
                 while True:
                     try:
-                        resp = await c.request(node, METADATA, {"topics": []})
+                        resp = await c.request(node, METADATA, MetadataRequest(topics=[]))
                         break
                     except KafkaConnectionError:
                         await anyio.sleep(0.05)
@@ -263,7 +269,7 @@ async def test_black_holed_request_times_out_within_request_timeout() -> None:
         async with BrokerConnection("127.0.0.1", port, cfg) as conn:
             start = anyio.current_time()
             with pytest.raises(KafkaTimeoutError):
-                await conn.request(METADATA, {"topics": []})
+                await conn.request(METADATA, MetadataRequest(topics=[]))
             elapsed = anyio.current_time() - start
             # At least the timeout (a wait happened), at most a loaded machine's slack.
             assert 1.0 <= elapsed < 5.0
@@ -279,7 +285,7 @@ async def test_close_returns_promptly_with_requests_in_flight() -> None:
 
             async def one() -> None:
                 try:
-                    await conn.request(METADATA, {"topics": []})
+                    await conn.request(METADATA, MetadataRequest(topics=[]))
                 except KafkaConnectionError as exc:
                     failures.append(exc)
 
@@ -315,7 +321,9 @@ async def test_broker_crash_fails_requests_in_flight() -> None:
 
             async def one(i: int) -> None:
                 try:
-                    await conn.request(METADATA, {"topics": [{"name": f"crash-{i}"}]})
+                    await conn.request(
+                        METADATA, MetadataRequest(topics=[MetadataRequestTopic(name=f"crash-{i}")])
+                    )
                     outcomes.append(None)
                 except KafkaConnectionError as exc:
                     outcomes.append(exc)

@@ -21,6 +21,7 @@ from kafka_async.errors import (
 )
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import FIND_COORDINATOR, METADATA
+from kafka_async.protocol.apis.metadata import MetadataRequest
 
 pytestmark = [
     pytest.mark.anyio,
@@ -117,7 +118,7 @@ async def test_start_bootstraps_and_adopts_brokers() -> None:
         assert set(c.metadata.brokers) == {1}
         assert cluster.metadata_requests == [[]]  # brokers only: no topic is tracked yet
         assert c.least_loaded_node() == 1
-        await c.request(1, METADATA, {"topics": []})
+        await c.request(1, METADATA, MetadataRequest(topics=[]))
         assert ("b1", 1) in net.connects
 
 
@@ -148,7 +149,7 @@ async def test_refresh_falls_back_to_bootstrap_when_brokers_are_gone() -> None:
     cluster = Cluster()
     brokers = {("boot", 9): cluster.broker(), ("b1", 1): cluster.broker()}
     async with fake_client(cluster, brokers=brokers) as (c, net):
-        await c.request(1, METADATA, {"topics": []})
+        await c.request(1, METADATA, MetadataRequest(topics=[]))
         del brokers[("b1", 1)]  # broker 1 disappears; the bootstrap address still answers
         await c.pool.close_node(1)
         md = await c.refresh_metadata()
@@ -168,7 +169,7 @@ async def test_refresh_gives_up_with_no_brokers_available() -> None:
         with pytest.raises(KafkaConnectionError, match="no broker answered Metadata"):
             await c.refresh_metadata()
         assert anyio.current_time() - start < 3.0  # no hang; slack for a loaded machine
-        assert c.statistics().refresh_failures >= 1
+        assert c.statistics()["refresh_failures"] >= 1
 
 
 @pytest.mark.parametrize("find_versions", [(0, 6), (0, 3)])
@@ -213,7 +214,7 @@ async def test_background_refresh_on_max_age_and_on_request() -> None:
     cluster = Cluster()
     async with fake_client(cluster, metadata_max_age_ms=100) as (c, _):
         with anyio.fail_after(9):
-            while c.statistics().refreshes < 4:
+            while c.statistics()["refreshes"] < 4:
                 await c.wait_for_metadata_update()
     cluster = Cluster()
     async with fake_client(cluster, metadata_max_age_ms=600_000) as (c, _):
@@ -244,9 +245,9 @@ async def test_tracked_topics_and_wait_for_topic() -> None:
 async def test_request_to_an_unknown_node_asks_for_new_metadata() -> None:
     cluster = Cluster()
     async with fake_client(cluster, metadata_max_age_ms=600_000) as (c, _):
-        before = c.statistics().refreshes
+        before = c.statistics()["refreshes"]
         with pytest.raises(KafkaConnectionError, match="node 42"):
-            await c.request(42, METADATA, {"topics": []})
-        if c.statistics().refreshes == before:  # no await between check and wait: no race
+            await c.request(42, METADATA, MetadataRequest(topics=[]))
+        if c.statistics()["refreshes"] == before:  # no await between check and wait: no race
             await c.wait_for_metadata_update(timeout=6)
-        assert c.statistics().refreshes > before
+        assert c.statistics()["refreshes"] > before

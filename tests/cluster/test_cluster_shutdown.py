@@ -14,6 +14,7 @@ from kafka_async.cluster.tasks import BackgroundTasks
 from kafka_async.errors import BackgroundTaskError, ClientClosedError
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import API_VERSIONS
+from kafka_async.protocol.apis.api_versions import ApiVersionsRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -187,14 +188,14 @@ async def test_outer_cancel_keeps_connections_until_close(kafka_broker: str) -> 
     with anyio.CancelScope() as outer:
         async with client:
             node = await client.any_node()
-            await client.request(node, API_VERSIONS, {}, version=0)
+            await client.request(node, API_VERSIONS, ApiVersionsRequest(), version=0)
             outer.cancel()
             try:
                 await anyio.sleep(5)
             finally:
                 with anyio.CancelScope(shield=True), anyio.fail_after(10):
                     await anyio.sleep(0.1)  # every outer cancellation is delivered by now
-                    resp = await client.request(node, API_VERSIONS, {}, version=0)
+                    resp = await client.request(node, API_VERSIONS, ApiVersionsRequest(), version=0)
                     answered.append(resp.error_code)
                     # A new background task (the FindCoordinator lookup) works too.
                     answered.append(await client.coordinator("shutdown-test-group"))

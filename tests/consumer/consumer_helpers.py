@@ -47,6 +47,9 @@ def produce(
             "linger.ms": 5,
             "compression.codec": compression,
             "enable.idempotence": False,
+            # The expected order is the produce order: without idempotence only one request
+            # in flight keeps a retried batch from landing behind a later one.
+            "max.in.flight.requests.per.connection": 1,
         }
     )
     expected: dict[int, list[tuple[bytes, bytes]]] = {i: [] for i in range(partitions)}
@@ -73,3 +76,11 @@ def produce(
     assert left == 0, f"{left} records not delivered"
     assert not errors, errors[:3]
     return expected
+
+
+def fetch_topic(req: Any, part: dict[str, Any], name: str = "t") -> dict[str, Any]:
+    """A scripted Fetch answer's entry for topic ``name`` holding ``part``, naming the topic
+    as the request (a ``FakeRequest``) did: by id from Fetch v13 on, by name before (the
+    encoder keeps the field of the answer's version)."""
+    topic_id = req.body.topics[0].topic_id if req.body.topics else None
+    return {"topic": name, "topic_id": topic_id, "partitions": [part]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -128,6 +129,9 @@ class _Meta:
     def leader_for(self, tp: TP) -> int:
         return 1
 
+    def leader_epoch_for(self, tp: TP) -> int:
+        return -1
+
 
 class _NoNetwork:
     """drain() and _wanted() only read metadata; no request is ever sent in these tests."""
@@ -220,7 +224,7 @@ def test_prefetch_bounds() -> None:
     assert set(wanted) == {T0, T1}
     assert worth
     add(f, subs, T0, 0, 20)  # > 100 bytes, not started: T0 is held back
-    f._fetch_offsets[T0] = (subs.assignment[T0].epoch, 20)
+    f._fetch_offsets[T0] = (subs.assignment[T0].epoch, 20, -1)
     wanted, worth = f._wanted(1)
     assert set(wanted) == {T1}
     # T1 caught up (offset at the high watermark) while T0 waits: not worth a long poll.
@@ -234,6 +238,46 @@ def test_prefetch_bounds() -> None:
     f2, subs2 = fetcher(fetch_max_bytes=10)
     add(f2, subs2, T0, 0, 5)
     assert f2._wanted(1) == ({}, False)
+
+
+@pytest.mark.anyio
+async def test_node_loop_holds_a_long_poll_back_while_held_back_data_waits() -> None:
+    """With T0's data held back (buffered, not started) and T1 caught up, a Fetch for T1
+    alone would sit out fetch_max_wait_ms on the broker. The loop looks again after each
+    change instead of sending it, and asks for both once the application starts on T0
+    (an ``async for`` draining in small steps emptied the buffer meanwhile and stalled)."""
+    import anyio
+
+    f, subs = fetcher(max_partition_fetch_bytes=100, fetch_max_wait_ms=60_000)
+    add(f, subs, T0, 0, 20)
+    f._fetch_offsets[T0] = (subs.assignment[T0].epoch, 20, -1)
+    subs.assignment[T0].high_watermark = 40
+    subs.assignment[T1].high_watermark = 0
+    sent: list[set[TP]] = []
+    asked = anyio.Event()
+
+    async def fetch_once(
+        node_id: int, session: FetchSession, wanted: Mapping[TP, PartitionFetch]
+    ) -> bool:
+        sent.append(set(wanted))
+        asked.set()
+        await anyio.sleep_forever()
+        return True
+
+    f._fetch_once = fetch_once  # type: ignore[method-assign]
+    f._loops[1] = FetchSession(1)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(f._node_loop, 1)
+            for _ in range(3):  # changes that leave T0 held back: nothing is sent
+                await anyio.wait_all_tasks_blocked()
+                f._changed.notify()
+            await anyio.wait_all_tasks_blocked()
+            assert sent == []
+            f.drain(1)  # the application starts on T0: now worth a request, with T1 in it
+            await asked.wait()
+            assert sent == [{T0, T1}]
+            tg.cancel_scope.cancel()
 
 
 def test_fetch_session_incremental() -> None:
@@ -278,6 +322,11 @@ def test_positions_committed_reset_and_revoking() -> None:
     assert subs.assignment[T0].position == 7
     assert subs.assignment[T0].leader_epoch == 3
     assert subs.missing_positions() == [T1]
+    # The commit names the epoch of the records read: checked against the leader first.
+    assert subs.fetchable() == []
+    epoch0 = subs.assignment[T0].epoch
+    assert subs.needing_validation() == {T0: (3, 7, epoch0)}
+    assert subs.complete_validation(T0, epoch0, 3, 9) is None
     assert subs.fetchable() == [T0]
     subs.request_reset(T1, EARLIEST)
     epoch = subs.assignment[T1].epoch
@@ -364,3 +413,63 @@ def test_take_in_slices_from_the_middle_of_a_batch() -> None:
         got += offsets(recs)
     assert got == list(range(17, 60))
     assert pos == 60
+
+
+def test_position_validation_transitions() -> None:
+    """KIP-320, pure: a leader change holds a partition back until validated; the answer
+    confirms, moves back (reset strategy) or reports (reset "none"); stale answers and
+    older metadata change nothing."""
+    subs = SubscriptionState("earliest")
+    subs.assign_from_user([T0, T1])
+    subs.seek(T0, 10)
+    st = subs.assignment[T0]
+    # No epoch of a record read yet: nothing to validate against.
+    assert not subs.note_leader_epoch(T0, 5)
+    assert st.current_leader_epoch == 5
+    st.leader_epoch = 5  # records of epoch 5 were read (drain sets it)
+    assert not subs.note_leader_epoch(T0, 5)  # same leader
+    assert not subs.note_leader_epoch(T0, 4)  # a broker whose metadata lags
+    epoch = st.epoch
+    assert subs.note_leader_epoch(T0, 6)
+    assert T0 in subs.needing_validation()
+    assert st.epoch == epoch + 1  # data fetched from the old leader is dropped
+    assert T0 not in subs.fetchable()
+    assert subs.needing_validation() == {T0: (5, 10, st.epoch)}
+    # A newer leader while the question is out: the answer on its way is stale.
+    stale = st.epoch
+    assert not subs.note_leader_epoch(T0, 7)
+    assert subs.complete_validation(T0, stale, 5, 10) is None
+    assert T0 in subs.needing_validation()
+    # Confirmed: epoch 5 ends at 12 >= 10.
+    assert subs.complete_validation(T0, st.epoch, 5, 12) is None
+    assert T0 not in subs.needing_validation()
+    assert st.position == 10
+    assert T0 in subs.fetchable()
+    # Truncated with a reset strategy: back to where the logs part.
+    assert subs.note_leader_epoch(T0, 8)
+    assert subs.complete_validation(T0, st.epoch, 4, 7) is None
+    assert (st.position, st.leader_epoch) == (7, 4)
+    assert T0 not in subs.needing_validation()
+    # No such epoch on the leader (-1): the configured reset.
+    assert subs.note_leader_epoch(T0, 9)
+    assert subs.complete_validation(T0, st.epoch, -1, 3) is None
+    assert st.reset_to == EARLIEST
+    # Reset "none": reported, and the partition stays held back until a seek.
+    strict = SubscriptionState("none")
+    strict.assign_from_user([T1])
+    strict.seek(T1, 20)
+    s1 = strict.assignment[T1]
+    s1.leader_epoch = 2
+    strict.note_leader_epoch(T1, 2)
+    assert strict.note_leader_epoch(T1, 3)
+    assert strict.complete_validation(T1, s1.epoch, 2, 15) == (20, 15)
+    assert T1 in strict.needing_validation()
+    assert strict.fetchable() == []
+    strict.seek(T1, 15)
+    assert strict.fetchable() == [T1]
+    # A broker that cannot validate: fetch without it.
+    assert strict.note_leader_epoch(T1, 4) is False  # no record read since the seek
+    s1.leader_epoch = 3
+    assert strict.note_leader_epoch(T1, 5)
+    strict.skip_validation(T1, s1.epoch)
+    assert strict.fetchable() == [T1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_async import errors as E
 from kafka_async.consumer.group import state as s
 from kafka_async.consumer.group.assignors import RebalanceProtocol
 from kafka_async.consumer.group.state import (
@@ -25,9 +26,9 @@ from kafka_async.structs import TopicPartition as TP
 A, B, C = TP("t", 0), TP("t", 1), TP("t", 2)
 
 
-# The two readers below go through a call so that mypy does not keep an asserted state or
-# flag narrowed across the transitions that change it (it would then flag the next assertion
-# as unreachable).
+# The readers below go through a call so that mypy does not keep an asserted state or flag
+# narrowed across the transitions that change it (it would then flag the next assertion as
+# unreachable).
 
 
 def state_of(m: GroupMembership) -> MemberState:
@@ -36,6 +37,10 @@ def state_of(m: GroupMembership) -> MemberState:
 
 def rejoin_needed(m: GroupMembership) -> bool:
     return m.rejoin_needed
+
+
+def failure_of(m: GroupMembership) -> E.KafkaError | None:
+    return m.failure
 
 
 def joined(
@@ -146,6 +151,60 @@ def test_join_fatal(code: int) -> None:
     assert s.error_name(code) in str(m.failure) or str(code) in str(m.failure)
     # A failed member stays failed: another join attempt reports the same error.
     assert m.begin_join() == [Fail(m.failure)]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [s.FENCED_INSTANCE_ID, s.INCONSISTENT_GROUP_PROTOCOL, s.GROUP_MAX_SIZE_REACHED],
+)
+def test_failed_member_stays_failed_across_polls(code: int) -> None:
+    m = GroupMembership()
+    m.begin_join()
+    m.on_join_response(code)
+    failure = m.failure
+    m.on_poll()
+    assert state_of(m) is MemberState.FAILED
+    assert not m.retry_on_poll
+    assert not rejoin_needed(m)
+    assert m.failure is failure
+
+
+def test_group_authorization_failure_is_tried_again_on_poll() -> None:
+    """The Java client looks the coordinator up and joins again on every poll; an ACL
+    granted meanwhile lets the member in. The failure stays (and is raised) until then."""
+    m = GroupMembership()
+    m.begin_join()
+    refused = E.GroupAuthorizationFailedError("FindCoordinator refused")
+    assert m.fail(refused) == [Fail(refused)]
+    assert state_of(m) is MemberState.FAILED
+    assert m.retry_on_poll
+    m.on_poll()
+    assert state_of(m) is MemberState.UNJOINED
+    assert rejoin_needed(m)
+    assert failure_of(m) is refused
+    assert m.begin_join() == [SendJoin()]
+    # Refused again (by the JoinGroup this time): failed again, and again tried on a poll.
+    acts = m.on_join_response(s.GROUP_AUTHORIZATION_FAILED)
+    assert isinstance(acts[-1], Fail)
+    assert m.retry_on_poll
+    m.on_poll()
+    m.begin_join()
+    # Let in: no failure any more.
+    assert m.on_join_response(0, member_id="me", generation_id=1, leader_id="me") == [
+        SendSync(True)
+    ]
+    assert failure_of(m) is None
+    assert not m.retry_on_poll
+
+
+def test_group_authorization_failure_in_a_generation_loses_the_partitions() -> None:
+    m = joined()
+    acts = m.on_heartbeat_response(s.GROUP_AUTHORIZATION_FAILED)
+    assert acts[0] == Lose(frozenset({A, B}))
+    assert isinstance(acts[1], Fail)
+    assert m.retry_on_poll
+    m.on_poll()
+    assert m.begin_join() == [SendJoin()]  # nothing left to revoke
 
 
 def test_late_join_response_ignored() -> None:

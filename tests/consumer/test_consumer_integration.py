@@ -12,12 +12,10 @@ from confluent_kafka import Consumer as RdConsumer
 from confluent_kafka import TopicPartition as RdTopicPartition
 from consumer_helpers import FAST_GROUP, produce
 
-from kafka_async.cluster.client import ClusterClient
 from kafka_async.consumer import Consumer, NoOffsetForPartitionError
 from kafka_async.errors import ClientClosedError, ConfigError, OffsetOutOfRangeError
-from kafka_async.net.config import ClientConfig
-from kafka_async.protocol.apis import FETCH
 from kafka_async.structs import ConsumerRecord, TopicPartition
+from kafka_async.testing.capabilities import confirm_broker_gap
 
 pytestmark = pytest.mark.integration
 
@@ -32,32 +30,33 @@ T = TypeVar("T")
 # are the same.
 
 
-async def broker_reports_out_of_range(bootstrap: str, topic: str, offset: int) -> bool:
-    """Whether the broker answers a Fetch past the log end with OFFSET_OUT_OF_RANGE."""
-    async with ClusterClient(ClientConfig(bootstrap_servers=bootstrap)) as client:
-        await client.refresh_metadata([topic])
-        leader = client.metadata.leader_for(TopicPartition(topic, 0))
-        assert leader is not None
-        body = {
-            "max_wait_ms": 10,
-            "min_bytes": 1,
-            "topics": [
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1024}
-                    ],
-                }
-            ],
+def librdkafka_out_of_range(bootstrap: str, topic: str, offset: int) -> str | None:
+    """None when librdkafka, positioned at ``offset`` past the log end of partition 0 with
+    ``auto.offset.reset=error``, is told the offset is out of range (as Kafka promises)."""
+    from confluent_kafka import KafkaError as RdKafkaError
+
+    rd = RdConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"oor-{topic}",
+            "auto.offset.reset": "error",
+            "enable.auto.commit": False,
         }
-        resp = await client.request(leader, FETCH, body, version=4)
-        return bool(resp.responses[0].partitions[0].error_code == 1)
-
-
-_NO_OUT_OF_RANGE = (
-    "Tansu gap: a Fetch past the log end answers NONE with no records instead of "
-    "OFFSET_OUT_OF_RANGE, so auto_offset_reset never triggers"
-)
+    )
+    try:
+        rd.assign([RdTopicPartition(topic, 0, offset)])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for m in rd.consume(10, timeout=0.5):
+                err = m.error()
+                if err is not None and err.code() in (
+                    RdKafkaError._AUTO_OFFSET_RESET,
+                    RdKafkaError.OFFSET_OUT_OF_RANGE,
+                ):
+                    return None
+        return f"no OFFSET_OUT_OF_RANGE within 10 s of fetching at offset {offset}"
+    finally:
+        rd.close()
 
 
 def present(value: T | None) -> T:
@@ -263,8 +262,6 @@ async def test_auto_offset_reset_latest_and_none(
         with pytest.raises(NoOffsetForPartitionError):
             await c.getmany(timeout_ms=5000)
         # An explicit position works; out of range then raises the typed broker error.
-        if not await broker_reports_out_of_range(kafka_broker, topic, 500):
-            pytest.skip(_NO_OUT_OF_RANGE)
         c.seek(tp, 500)
 
         async def poll_until_error() -> None:
@@ -272,8 +269,15 @@ async def test_auto_offset_reset_latest_and_none(
                 while True:
                     await c.getmany(timeout_ms=500)
 
-        with pytest.raises(OffsetOutOfRangeError):
-            await poll_until_error()
+        try:
+            with pytest.raises(OffsetOutOfRangeError):
+                await poll_until_error()
+        except TimeoutError:
+            theirs = await anyio.to_thread.run_sync(
+                librdkafka_out_of_range, kafka_broker, topic, 500
+            )
+            ours = "no OffsetOutOfRangeError within 10 s of fetching at offset 500"
+            confirm_broker_gap("a Fetch past the log end", ours, theirs)
 
 
 @pytest.mark.anyio
@@ -283,12 +287,17 @@ async def test_out_of_range_resets_to_earliest(
     topic = new_topic(1)
     produce(kafka_broker, topic, 10)
     tp = TopicPartition(topic, 0)
-    if not await broker_reports_out_of_range(kafka_broker, topic, 1000):
-        pytest.skip(_NO_OUT_OF_RANGE)
     async with Consumer(bootstrap_servers=kafka_broker, auto_offset_reset="earliest") as c:
         c.assign([tp])
         c.seek(tp, 1000)
-        records = await collect(c, 10)
+        try:
+            records = await collect(c, 10, wait=15)
+        except TimeoutError:
+            theirs = await anyio.to_thread.run_sync(
+                librdkafka_out_of_range, kafka_broker, topic, 1000
+            )
+            ours = "no reset to the earliest offset within 15 s of fetching at offset 1000"
+            confirm_broker_gap("a Fetch past the log end", ours, theirs)
         assert [r.offset for r in records] == list(range(10))
 
 

@@ -322,6 +322,8 @@ async def test_commit_deadline_covers_waiting_for_the_lock(embedded_broker: Any)
         bootstrap_servers=bootstrap,
         group_id="deadline-g",
         request_timeout_ms=3_000,
+        # commit's deadline (Java's default.api.timeout.ms)
+        default_api_timeout_ms=3_000,
         close_timeout_ms=500,
         reconnect_backoff_max_ms=200,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -38,6 +39,8 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.net.connection import BrokerConnection
 from kafka_async.protocol import headers
 from kafka_async.protocol.apis import API_VERSIONS, CREATE_TOPICS, METADATA, PRODUCE
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+from kafka_async.protocol.apis.produce import ProduceRequest
 from kafka_async.protocol.codec import Reader
 
 pytestmark = [
@@ -46,8 +49,8 @@ pytestmark = [
 ]
 
 
-def md_body(*names: str) -> dict[str, Any]:
-    return {"topics": [{"name": n} for n in names]}
+def md_body(*names: str) -> MetadataRequest:
+    return MetadataRequest(topics=[MetadataRequestTopic(name=n) for n in names])
 
 
 @asynccontextmanager
@@ -184,7 +187,7 @@ async def test_concurrent_requests_share_socket_writes() -> None:
         before = conn.statistics()
         async with anyio.create_task_group() as tg:
             for i in range(50):
-                tg.start_soon(conn.request, METADATA, md_body(str(i)))
+                tg.start_soon(partial(conn.request, METADATA, md_body(str(i))))
         after = conn.statistics()
         assert after.requests_sent - before.requests_sent == 50
         assert after.writes - before.writes < 10
@@ -359,7 +362,7 @@ async def test_timeout_behind_a_long_poll_keeps_the_connection() -> None:
 
 async def test_requests_without_response_add_no_waiter() -> None:
     async with connected() as (conn, broker, _):
-        body = {"acks": 0, "timeout_ms": 1000, "topic_data": []}
+        body = ProduceRequest(acks=0, timeout_ms=1000)
         assert await conn.request(PRODUCE, body, expect_response=False) is None
         assert conn.in_flight == 0
         assert (await conn.request(METADATA, md_body("4"))).brokers[0].node_id == 4
@@ -371,7 +374,7 @@ async def test_body_that_does_not_fit_the_version_is_rejected_before_sending() -
         with pytest.raises(UnsupportedFieldError):
             # allow_auto_topic_creation=False cannot be carried by Metadata v3.
             await conn.request(
-                METADATA, {"topics": [], "allow_auto_topic_creation": False}, version=3
+                METADATA, MetadataRequest(topics=[], allow_auto_topic_creation=False), version=3
             )
         assert broker.requests == []
         assert (await conn.request(METADATA, md_body("5"))).brokers[0].node_id == 5

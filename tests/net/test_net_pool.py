@@ -22,6 +22,7 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.net.connection import BrokerConnection
 from kafka_async.net.pool import Backoff, ConnectionPool, Join, PoolState, Ready, Start
 from kafka_async.protocol.apis import METADATA
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 
 # -- PoolState (pure) ---------------------------------------------------------------------------
 
@@ -242,7 +243,9 @@ async def test_broken_connection_is_replaced_on_next_get() -> None:
         again = await pool.get(1)
         assert again is not conn
         assert again.ready
-        resp = await again.request(METADATA, {"topics": [{"name": "4"}]})
+        resp = await again.request(
+            METADATA, MetadataRequest(topics=[MetadataRequestTopic(name="4")])
+        )
         assert resp.brokers[0].node_id == 4
 
 

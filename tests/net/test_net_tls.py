@@ -7,8 +7,6 @@ context, the server name check and framing over the TLS stream.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,12 +22,11 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.net.connection import BrokerConnection
 from kafka_async.protocol import headers
 from kafka_async.protocol.apis import API_VERSIONS, METADATA
+from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.protocol.codec import Reader
+from kafka_async.testing.tls import CertificateAuthority
 
-x509 = pytest.importorskip("cryptography.x509")
-from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
-from cryptography.x509.oid import NameOID  # noqa: E402
+pytest.importorskip("cryptography")
 
 pytestmark = [
     pytest.mark.anyio,
@@ -39,46 +36,9 @@ pytestmark = [
 
 def _certs(tmp: Path) -> tuple[Path, Path, Path]:
     """A CA and a server certificate for 127.0.0.1 signed by it: (ca, cert, key) paths."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kafka-async test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    paths = (tmp / "ca.pem", tmp / "cert.pem", tmp / "key.pem")
-    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return paths
+    ca = CertificateAuthority()
+    cert, key = ca.issue("127.0.0.1").write(tmp / "cert.pem", tmp / "key.pem")
+    return ca.write(tmp / "ca.pem"), cert, key
 
 
 async def _serve(stream: anyio.abc.ByteStream) -> None:
@@ -133,7 +93,9 @@ async def test_tls_connection_verifies_the_server_and_frames_requests(tmp_path: 
                 results = []
 
                 async def one() -> None:
-                    results.append((await conn.request(METADATA, {"topics": []})).brokers)
+                    results.append(
+                        (await conn.request(METADATA, MetadataRequest(topics=[]))).brokers
+                    )
 
                 async with anyio.create_task_group() as tg:
                     for _ in range(20):

@@ -118,6 +118,32 @@ def test_consumer_statistics_become_metrics() -> None:
     assert [p.value for p in points["kafka_async.consumer.fetch.buffer.usage"]] == [100]
 
 
+def test_share_consumer_statistics_become_metrics() -> None:
+    hooks, _, reader = _otel()
+    consumer = {"fetcher": {"records_returned": 5, "buffered_bytes": 0}}
+    share = {
+        "records_delivered": 9,
+        "acknowledged": {"accept": 6, "release": 2, "reject": 1},
+        "acknowledgements_failed": 1,
+        "unacknowledged": 3,
+    }
+    hooks.client_started("consumer", "c1", lambda: consumer)
+    hooks.client_started("share_consumer", "s1", lambda: share)
+    points = _points(reader)
+    consumed = {
+        p.attributes["messaging.client.id"]: p.value
+        for p in points["messaging.client.consumed.messages"]
+    }
+    assert consumed == {"c1": 5, "s1": 9}
+    acks = {
+        p.attributes["kafka_async.acknowledge.type"]: p.value
+        for p in points["kafka_async.share_consumer.acknowledgements"]
+    }
+    assert acks == {"accept": 6, "release": 2, "reject": 1}
+    assert [p.value for p in points["kafka_async.share_consumer.acknowledgements.failed"]] == [1]
+    assert [p.value for p in points["kafka_async.share_consumer.unacknowledged"]] == [3]
+
+
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_produce_spans_and_metrics(kafka_broker: str, new_topic: NewTopic) -> None:

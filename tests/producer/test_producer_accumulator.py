@@ -43,6 +43,14 @@ def make(**kw: object) -> RecordAccumulator:
     return acc
 
 
+def known_to_broker(acc: RecordAccumulator, tp: TopicPartition) -> None:
+    """As after an acknowledged batch of the current producer id and epoch on ``tp``: the
+    broker holds the producer's sequence state there, so new batches are pipelined."""
+    ps = acc.partition(tp)
+    ps.producer_id, ps.producer_epoch = acc.producer_id, acc.producer_epoch
+    ps.broker_knows = True
+
+
 def put(acc: RecordAccumulator, tp: TopicPartition, value: bytes, now: float = 0.0) -> Delivery:
     size = record_size(None, value, None)
     return acc.append(tp, 1_000, None, value, None, size, now)
@@ -75,6 +83,23 @@ def test_batches_fill_then_close() -> None:
     assert not deliveries[0].done()
     with pytest.raises(InvalidStateError):
         deliveries[0].result()
+
+
+def test_a_refused_first_record_leaves_no_empty_batch() -> None:
+    """A record the writer refuses (a header key that is not a str) as the first of a new
+    batch raises and leaves nothing behind: an empty batch could never be built or sent."""
+    acc = make()
+    bad: list[tuple[str, bytes | None]] = [(b"k", b"v")]  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        acc.append(TP0, 1_000, None, b"v", bad, 40, 0.0)
+    ps = acc.partition_state(TP0)
+    assert ps is not None
+    assert not ps.batches
+    assert not acc.incomplete
+    assert acc.buffer_used == 0
+    put(acc, TP0, b"v")
+    (batch,) = acc.drain(1, leader, 1 << 20, 100.0)
+    assert batch.record_count == 1
 
 
 def test_linger_decides_readiness() -> None:
@@ -136,6 +161,10 @@ def test_drain_one_batch_per_partition_and_sequences() -> None:
     assert by_tp[TP0].base_sequence == 0
     assert by_tp[TP2].base_sequence == 0
     assert by_tp[TP0].producer_id == 1000
+    # The broker has no sequence state for the producer on TP0 yet: the next batch waits
+    # for the first one's answer (it would be taken as the first sequence otherwise).
+    assert acc.drain(1, leader, 1 << 20, 1.0) == []
+    acc.complete(by_tp[TP0], 0)
     second = acc.drain(1, leader, 1 << 20, 1.0)
     assert [b.tp for b in second] == [TP0]
     assert second[0].base_sequence == by_tp[TP0].record_count
@@ -158,12 +187,42 @@ def test_drain_respects_max_request_size_but_always_takes_one() -> None:
 
 def test_idempotent_in_flight_limit_per_partition() -> None:
     acc = make(max_batch_size=100, linger_ms=0, max_in_flight=2)
+    known_to_broker(acc, TP0)
     for _ in range(10):
         put(acc, TP0, b"x" * 60)
     assert len(acc.drain(1, leader, 1 << 20, 1.0)) == 1
     assert len(acc.drain(1, leader, 1 << 20, 1.0)) == 1
     assert acc.drain(1, leader, 1 << 20, 1.0) == []
     assert acc.ready(leader, 1.0)[0] == set()
+
+
+def test_first_batch_of_a_new_producer_goes_alone() -> None:
+    """Until a batch of the producer id and epoch is acknowledged on a partition, the broker
+    accepts any first sequence there: a second batch in flight behind a refused first one
+    (a topic still being created) would be written ahead of it, and the first refused
+    OUT_OF_ORDER_SEQUENCE_NUMBER for ever after. So the first batch goes alone, also after a
+    retry and after an epoch bump; pipelining starts with its acknowledgement."""
+    acc = make(max_batch_size=100, linger_ms=0, retry_backoff_ms=0)
+    for _ in range(8):
+        put(acc, TP0, b"x" * 60)
+    (first,) = acc.drain(1, leader, 1 << 20, 1.0)
+    assert acc.drain(1, leader, 1 << 20, 1.0) == []
+    assert acc.ready(leader, 1.0)[0] == set()
+    acc.reenqueue(first, 1.0)  # refused: UNKNOWN_TOPIC_OR_PARTITION, say
+    assert acc.drain(1, leader, 1 << 20, 2.0) == [first]
+    assert acc.drain(1, leader, 1 << 20, 2.0) == []
+    acc.complete(first, 0)
+    assert len([acc.drain(1, leader, 1 << 20, 2.0) for _ in range(5)]) == 5
+    ps = acc.partition_state(TP0)
+    assert ps is not None
+    assert ps.in_flight == 5
+    # A new epoch starts over: the broker has no state for it either.
+    for batch in list(ps.unacked):
+        acc.complete(batch, 1)
+    acc.reset_sequences(1000, 1)
+    (again,) = acc.drain(1, leader, 1 << 20, 3.0)
+    assert (again.producer_epoch, again.base_sequence) == (1, 0)
+    assert acc.drain(1, leader, 1 << 20, 3.0) == []
 
 
 def test_without_idempotence_one_batch_per_partition_in_flight() -> None:
@@ -228,8 +287,42 @@ async def test_waiting_delivery_wakes_on_fail() -> None:
     assert acc.buffer_used == 0
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("loop_known", [False, True])
+async def test_cancelled_waiter_leaves_the_others_waiting(
+    anyio_backend: str, loop_known: bool
+) -> None:
+    """Tasks awaiting deliveries of one batch wait independently: cancelling one (a timeout
+    around ``await delivery``) neither wakes nor fails the others, which get their metadata
+    when the batch settles; a cancelled waiter leaves nothing that fails the settle."""
+    import asyncio
+
+    acc = make(linger_ms=0)
+    if loop_known and anyio_backend == "asyncio":
+        acc.loop = asyncio.get_running_loop()  # as Producer.start() sets it
+    ds = [put(acc, TP0, b"v") for _ in range(4)]
+    got: dict[int, int] = {}
+
+    async def wait_for(i: int) -> None:
+        got[i] = (await ds[i]).offset
+
+    async with anyio.create_task_group() as tg:
+        for i in range(4):
+            tg.start_soon(wait_for, i)
+        with anyio.move_on_after(0.02) as scope:
+            await ds[1]
+        assert scope.cancelled_caught
+        await anyio.sleep(0.01)
+        assert got == {}
+        (batch,) = acc.drain(1, leader, 1 << 20, 1.0)
+        acc.complete(batch, 100)
+    assert got == {0: 100, 1: 101, 2: 102, 3: 103}
+    assert (await ds[3]).offset == 103
+
+
 def test_retry_goes_to_front_in_sequence_order_after_backoff() -> None:
     acc = make(max_batch_size=100, linger_ms=0, retry_backoff_ms=100)
+    known_to_broker(acc, TP0)
     for _ in range(6):
         put(acc, TP0, b"x" * 60)
     b1 = acc.drain(1, leader, 1 << 20, 1.0)[0]
@@ -276,6 +369,22 @@ def test_expiry_fails_queued_batches_and_frees_memory() -> None:
     assert acc.buffer_used == record_size(None, b"b", None)
 
 
+def test_expiry_after_retries_names_the_last_broker_error() -> None:
+    # Retried on NOT_ENOUGH_REPLICAS until the delivery timeout (seen on a three-node
+    # cluster with too few in-sync replicas): the timeout says why, and keeps the typed error.
+    from kafka_async.errors import NotEnoughReplicasError
+
+    acc = make(delivery_timeout_ms=1000, linger_ms=0)
+    d = put(acc, TP0, b"a", now=0.0)
+    (batch,) = acc.drain(1, leader, 1 << 20, 0.01)
+    acc.reenqueue(batch, 0.1, NotEnoughReplicasError())
+    acc.expire(1.2)
+    exc = d.exception()
+    assert isinstance(exc, KafkaTimeoutError)
+    assert isinstance(exc.__cause__, NotEnoughReplicasError)
+    assert "last error: NotEnoughReplicasError" in str(exc)
+
+
 def test_expiry_of_a_sent_batch_is_unresolved() -> None:
     acc = make(delivery_timeout_ms=1000, linger_ms=0)
     put(acc, TP0, b"a", now=0.0)
@@ -287,6 +396,7 @@ def test_expiry_of_a_sent_batch_is_unresolved() -> None:
 
 def test_reset_sequences_restamps_queued_retries() -> None:
     acc = make(max_batch_size=100, linger_ms=0)
+    known_to_broker(acc, TP0)
     for _ in range(3):
         put(acc, TP0, b"x" * 60)
     b1 = acc.drain(1, leader, 1 << 20, 1.0)[0]

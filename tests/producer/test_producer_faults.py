@@ -125,6 +125,7 @@ def _skew_first_sequence(frame: bytes) -> bytes:
         headers.skip_tags(r)
     body = PRODUCE_API.decode_request(version, r)
     part = body.topic_data[0].partition_data[0]
+    assert part.records is not None
     batch = bytearray(part.records)
     seq = struct.unpack_from(">i", batch, 53)[0]
     struct.pack_into(">i", batch, 53, seq + 7)
@@ -372,6 +373,36 @@ async def test_broker_errors_retriable_and_not(faulty_broker: Any) -> None:
     assert (stats["records_acked"], stats["records_failed"]) == (2, 1)
     assert stats["buffered_records"] == 0
     assert all(n == 0 for n in stats["in_flight_requests"].values())
+
+
+@pytest.mark.anyio
+async def test_produce_failures_are_raised_by_the_next_flush(faulty_broker: Any) -> None:
+    """Records queued with ``produce`` have no handle: a batch the broker rejects is counted,
+    the next ``flush`` raises ProduceFailedError (count, first error) once, and later
+    records go on."""
+    from kafka_async.errors import InvalidRecordError, ProduceFailedError
+
+    async with _behind_proxy(faulty_broker, "prod", 1) as (topic, proxy):
+        async with Producer(
+            bootstrap_servers=_bootstrap(proxy), linger_ms=0, retry_backoff_ms=10
+        ) as producer:
+            await producer.produce(topic, value=b"first")
+            await producer.flush()
+            proxy.reject_errors.append(InvalidRecordError.code)
+            await producer.produce(topic, value=b"doomed")
+            with pytest.raises(ProduceFailedError) as info:
+                await producer.flush()
+            assert info.value.count == 1
+            assert isinstance(info.value.first_error, InvalidRecordError)
+            assert info.value.__cause__ is info.value.first_error
+            assert producer.statistics()["records_failed_unreported"] == 0
+            await producer.flush()  # reported once
+            await producer.produce(topic, value=b"after")
+            await producer.flush()
+            stats = producer.statistics()
+        msgs = await _read_back(faulty_broker, topic, 1, 2)
+    assert [m.value() for m in msgs] == [b"first", b"after"]  # "doomed" was never written
+    assert (stats["records_acked"], stats["records_failed"]) == (2, 1)
 
 
 @pytest.mark.anyio

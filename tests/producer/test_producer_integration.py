@@ -24,6 +24,10 @@ from kafka_async.errors import (
 )
 from kafka_async.producer import murmur2_partition
 from kafka_async.producer.config import CompressionType
+from kafka_async.testing.capabilities import (
+    confirm_broker_gap,
+    librdkafka_log_append_time_error,
+)
 from kafka_async.testing.topics import create_topic
 
 pytestmark = [pytest.mark.integration]
@@ -85,6 +89,35 @@ async def test_works_on_both_backends_with_start_close(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_produce_without_handles_lands_every_record_in_order(
+    kafka_broker: str, new_topic: NewTopic, anyio_backend: str
+) -> None:
+    """``produce``: no handle per record; every record lands once, in order per key, and a
+    flush with nothing failed returns quietly."""
+    topic = new_topic(3)
+    total = 5000
+    async with Producer(bootstrap_servers=kafka_broker, linger_ms=2) as producer:
+        for i in range(total):
+            await producer.produce(topic, value=i.to_bytes(4, "big"), key=b"k%d" % (i % 7))
+        await producer.produce(topic, value=b"headers", key=b"k0", headers=[("h", b"v")])
+        await producer.flush()
+        stats = producer.statistics()
+    assert stats["records_acked"] == total + 1
+    assert stats["records_failed_unreported"] == 0
+    msgs = consume_confluent(kafka_broker, topic, 3, total + 1)
+    by_key: dict[bytes, list[bytes]] = defaultdict(list)
+    for m in msgs:
+        by_key[m.key()].append(m.value())
+    assert sorted(len(v) for v in by_key.values()) == sorted(
+        [len(range(k, total, 7)) + (k == 0) for k in range(7)]
+    )
+    for k in range(7):
+        expected = [i.to_bytes(4, "big") for i in range(k, total, 7)]
+        assert [v for v in by_key[b"k%d" % k] if v != b"headers"] == expected
+
+
+@pytest.mark.anyio
 async def test_not_started_producer_raises() -> None:
     producer = Producer(bootstrap_servers="127.0.0.1:1")
     with pytest.raises(ClientClosedError, match="not started"):
@@ -140,12 +173,15 @@ async def test_records_read_back_identically_by_aiokafka(
 ) -> None:
     topic = new_topic(2)
     sent: dict[tuple[int, int], tuple[Any, ...]] = {}
+    # Explicit timestamps an hour back: inside the broker's 7-day retention (records stamped
+    # years ago are deleted by time while the test runs), not in its future.
+    base_ts = int(time.time() * 1000) - 3_600_000
     async with Producer(bootstrap_servers=kafka_broker, compression_type=compression) as producer:
         for i in range(100):
             key = None if i % 4 == 0 else f"k{i}".encode()
             value = None if i % 9 == 0 else b"\x00\xff" * i
             headers = [("n", str(i).encode())] if i % 2 else []
-            ts = 1_700_000_000_000 + i * 3
+            ts = base_ts + i * 3
             md = await (
                 await producer.enqueue(
                     topic, value=value, key=key, timestamp_ms=ts, headers=headers
@@ -179,7 +215,10 @@ async def test_idempotent_100k_records_order_and_exact_counts(
         await producer.flush()
         assert last is not None
         assert last.done()
-        assert producer.statistics()["epoch_bumps"] == 0
+        stats = producer.statistics()
+        assert stats["epoch_bumps"] == 0
+        assert stats["records_failed"] == 0, stats["records_failed_by_error"]
+        assert stats["records_acked"] == total
     msgs = await anyio.to_thread.run_sync(consume_confluent, kafka_broker, topic, partitions, total)
     assert len(msgs) == total
     seen = [int.from_bytes(m.value()[:4], "big") for m in msgs]
@@ -326,6 +365,38 @@ async def test_keyless_records_are_sticky_then_spread(
 
 
 @pytest.mark.anyio
+async def test_a_sticky_partitioner_subclass_is_asked_for_every_record(
+    kafka_broker: str, new_topic: NewTopic
+) -> None:
+    """enqueue does the built-in sticky partitioner's common case itself; a subclass that
+    overrides ``choose`` is still asked, record by record."""
+    from kafka_async.producer.partitioner import DefaultPartitioner
+
+    class Alternating(DefaultPartitioner):
+        calls = 0
+
+        def choose(
+            self,
+            topic: str,
+            key: bytes | bytearray | memoryview | None,
+            all_partitions: Any,
+            available_partitions: Any,
+            nbytes: int,
+        ) -> int:
+            Alternating.calls += 1
+            # The parent's state filled as usual (what the inlined case reads)...
+            super().choose(topic, key, all_partitions, available_partitions, nbytes)
+            # ...but this class decides.
+            return int(all_partitions[Alternating.calls % 2])
+
+    topic = new_topic(2)
+    async with Producer(bootstrap_servers=kafka_broker, partitioner=Alternating()) as producer:
+        parts = [(await producer.send(topic, value=b"v")).partition for _ in range(6)]
+    assert parts == [1, 0, 1, 0, 1, 0]
+    assert Alternating.calls == 6
+
+
+@pytest.mark.anyio
 async def test_round_robin_and_user_partitioner(kafka_broker: str, new_topic: NewTopic) -> None:
     topic = new_topic(3)
     async with Producer(bootstrap_servers=kafka_broker, partitioner="round_robin") as producer:
@@ -376,7 +447,7 @@ async def test_unknown_topic_waits_for_creation(kafka_broker: str) -> None:
         # the topic then), so the test covers the wait rather than racing it.
         client = producer._client
         assert client is not None
-        await wait_until(lambda: name in (client.statistics().tracked_topics or ()))
+        await wait_until(lambda: name in (client.statistics()["tracked_topics"] or ()))
         await anyio.to_thread.run_sync(create_topic, kafka_broker, name, 2)
 
     async with (
@@ -407,12 +478,12 @@ async def test_log_append_time_is_reported(kafka_broker: str, new_topic: NewTopi
     async with Producer(bootstrap_servers=kafka_broker) as producer:
         md = await producer.send(topic, value=b"v", timestamp_ms=1000)
     if md.timestamp_type != TimestampType.LOG_APPEND_TIME:
-        pytest.skip(
-            "Tansu gap: topic config message.timestamp.type=LogAppendTime is stored but not "
-            "applied: Produce answers log_append_time_ms=-1 and consumers (librdkafka too) "
-            "read the create time back; the reporting path is covered by "
-            "test_log_append_time_reported in test_producer_accumulator.py"
+        # The reporting path is also covered by test_log_append_time_reported in
+        # test_producer_accumulator.py.
+        theirs = await anyio.to_thread.run_sync(
+            librdkafka_log_append_time_error, kafka_broker, topic, 1000
         )
+        confirm_broker_gap("a LogAppendTime topic", f"{md!r}", theirs)
     assert md.timestamp > 1000
 
 

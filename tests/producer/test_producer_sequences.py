@@ -54,7 +54,18 @@ def make(**kw: object) -> RecordAccumulator:
     defaults.update(kw)
     acc = RecordAccumulator(**defaults)  # type: ignore[arg-type]
     acc.reset_sequences(1000, 0)
+    for tp in LEADERS:
+        known_to_broker(acc, tp)
     return acc
+
+
+def known_to_broker(acc: RecordAccumulator, tp: TopicPartition) -> None:
+    """As after an acknowledged batch of the current producer id and epoch on ``tp``: the
+    broker holds the producer's sequence state there, so new batches are pipelined (the
+    tests here start mid-stream, at sequence 0 for readability)."""
+    ps = acc.partition(tp)
+    ps.producer_id, ps.producer_epoch = acc.producer_id, acc.producer_epoch
+    ps.broker_knows = True
 
 
 def put(acc: RecordAccumulator, tp: TopicPartition, now: float = 0.0) -> Delivery:

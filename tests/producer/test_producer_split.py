@@ -177,13 +177,13 @@ async def test_refused_batch_is_split_in_place_with_its_sequence_range(
     first[-1]._batch.closed = True
     later = [put(acc, v) for v in values[4:]]
     big = drain_one(acc)
-    nxt = drain_one(acc)
-    assert (big.base_sequence, nxt.base_sequence) == (0, 4)
+    assert big.base_sequence == 0
+    # Nothing of this producer is written yet (the broker would take any first sequence):
+    # the later batch waits for the big one's answer.
+    assert acc.drain(1, leader, 1 << 20, 1.0) == []
     size = len(big.build())
-    # The broker refuses the big batch; the one pipelined behind it comes back out of order.
     with caplog.at_level(logging.INFO, logger="kafka_async.producer.sender"):
         sender._on_batch_error(big, MessageTooLargeError("too big"), 1.1)
-    sender._on_batch_error(nxt, ooos(), 1.1)
     assert big.children is not None
     pieces = list(big.children)
     assert [p.record_count for p in pieces] == [2, 2]
@@ -197,36 +197,38 @@ async def test_refused_batch_is_split_in_place_with_its_sequence_range(
     assert not acc.unresolved
     assert acc.statistics()["batch_splits"] == 1
     assert not any(d.done() for d in first + later)
-    # In order: the pieces first, pipelined like new batches, then the later batch, a retry,
-    # once it is the oldest unacknowledged batch.
+    # In order: the first piece alone (still nothing written), then, once the broker holds
+    # the producer's sequence, the second piece and the later batch pipelined.
     p1 = drain_one(acc, 2.0)
     assert p1 is pieces[0]
     assert values_of(p1) == values[:2]
+    assert acc.drain(1, leader, 1 << 20, 2.0) == []
+    acc.complete(p1, 100)
     p2 = drain_one(acc, 2.0)
     assert p2 is pieces[1]
     assert values_of(p2) == values[2:4]
-    assert acc.drain(1, leader, 1 << 20, 2.0) == []
-    acc.complete(p1, 100)
-    assert acc.drain(1, leader, 1 << 20, 2.0) == []
-    acc.complete(p2, 102)
-    assert drain_one(acc, 2.0) is nxt
+    nxt = drain_one(acc, 2.0)
     assert sequence_of(nxt) == (1000, 0, 4)
+    assert values_of(nxt) == values[4:]
+    acc.complete(p2, 102)
     acc.complete(nxt, 104)
     with anyio.fail_after(5):
         assert [(await d).offset for d in first + later] == [100, 101, 102, 103, 104, 105]
     assert not acc.incomplete
     assert acc.buffer_used == 0
     assert acc.records_acked == 6
-    assert sender.statistics()["errors_by_code"] == {
-        "MESSAGE_TOO_LARGE": 1,
-        "OUT_OF_ORDER_SEQUENCE_NUMBER": 1,
-    }
+    assert sender.statistics()["errors_by_code"] == {"MESSAGE_TOO_LARGE": 1}
 
 
 @pytest.mark.anyio
 async def test_piece_refused_again_while_the_next_is_in_flight_keeps_the_order() -> None:
     acc = make()
     sender = make_sender(acc)
+    # One batch written first: the broker knows this producer's sequences on the partition,
+    # so the pieces are pipelined like new batches.
+    known = put(acc, b"known", close=True)
+    acc.complete(drain_one(acc), 0)
+    assert (await known).offset == 0
     values = [b"%02d" % i * 50 for i in range(8)]
     ds = [put(acc, v) for v in values]
     big = drain_one(acc)
@@ -239,7 +241,7 @@ async def test_piece_refused_again_while_the_next_is_in_flight_keeps_the_order()
     sender._on_batch_error(p2, ooos(), 2.1)
     assert p1.children is not None
     q1, q2 = p1.children
-    assert [sequence_of(b)[2] for b in (q1, q2, p2)] == [0, 2, 4]
+    assert [sequence_of(b)[2] for b in (q1, q2, p2)] == [1, 3, 5]
     ps = acc.partition_state(TP)
     assert ps is not None
     assert list(ps.batches) == [q1, q2, p2]
@@ -247,13 +249,13 @@ async def test_piece_refused_again_while_the_next_is_in_flight_keeps_the_order()
     assert (drain_one(acc, 3.0), drain_one(acc, 3.0)) == (q1, q2)
     # p2 is a retry now: it waits until it is the oldest unacknowledged batch.
     assert acc.drain(1, leader, 1 << 20, 3.0) == []
-    acc.complete(q1, 0)
-    acc.complete(q2, 2)
+    acc.complete(q1, 1)
+    acc.complete(q2, 3)
     assert drain_one(acc, 3.0) is p2
-    acc.complete(p2, 4)
+    acc.complete(p2, 5)
     assert not sender._bump_needed
     with anyio.fail_after(5):
-        assert [(await d).offset for d in ds] == list(range(8))
+        assert [(await d).offset for d in ds] == list(range(1, 9))
     assert acc.statistics()["batch_splits"] == 2
 
 
@@ -439,3 +441,42 @@ def test_compressed_batch_is_split_by_uncompressed_size(compression: str | None)
         assert drain_one(acc, 2.0) is piece
         acc.complete(piece, offset * 10)
     assert [d.result().offset for d in ds] == list(range(20))
+
+
+@pytest.mark.anyio
+async def test_pieces_of_a_new_producer_wait_for_its_first_write() -> None:
+    """Regression (seen on Apache Kafka 4.1): a new producer's first two batches were both
+    refused as too large; the second one's pieces went out while the first one's were being
+    refused again, and the broker, which had no state for the producer yet, wrote them: every
+    earlier sequence was then OUT_OF_ORDER_SEQUENCE_NUMBER for good and flush() never ended.
+    Until something of the producer is written, its batches and pieces go one at a time,
+    oldest first."""
+    acc = make()
+    sender = make_sender(acc)
+    values = [b"%02d" % i * 50 for i in range(8)]
+    ds = [put(acc, v, close=i in (3, 7)) for i, v in enumerate(values)]
+    a = drain_one(acc)
+    assert a.base_sequence == 0
+    # A new producer's second batch does not follow its first before that one is written.
+    assert acc.drain(1, leader, 1 << 20, 1.0) == []
+    sender._on_batch_error(a, MessageTooLargeError(), 1.1)
+    assert a.children is not None
+    a1, a2 = a.children
+    assert drain_one(acc, 2.0) is a1
+    # Nothing is written yet: neither a's second piece nor the next batch may follow a1.
+    assert acc.drain(1, leader, 1 << 20, 2.0) == []
+    sender._on_batch_error(a1, MessageTooLargeError(), 2.1)
+    assert a1.children is not None
+    a11, a12 = a1.children
+    assert drain_one(acc, 3.0) is a11
+    assert acc.drain(1, leader, 1 << 20, 3.0) == []
+    acc.complete(a11, 0)
+    # The broker now holds the producer's sequence: the rest is pipelined, in order.
+    a12_, a2_, b = (drain_one(acc, 3.0) for _ in range(3))
+    assert (a12_, a2_) == (a12, a2)
+    assert b.base_sequence == 4
+    for batch, offset in ((a12, 1), (a2, 2), (b, 4)):
+        acc.complete(batch, offset)
+    with anyio.fail_after(5):
+        assert [(await d).offset for d in ds] == list(range(8))
+    assert not sender._bump_needed

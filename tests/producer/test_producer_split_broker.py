@@ -1,6 +1,7 @@
 """Batches refused as too large are split and re-sent: end to end on a real broker.
 
-Tansu does not enforce a topic's ``max.message.bytes`` (checked: a 5000-byte record is
+On the run's broker a topic's own ``max.message.bytes`` is the limit (Apache Kafka enforces
+it). Tansu does not enforce a topic's ``max.message.bytes`` (checked: a 5000-byte record is
 written to a topic created with ``max.message.bytes=2000``), so a FaultProxy stands in for
 the limit with :meth:`~kafka_async.testing.FaultProxy.refuse_large_batches`: an oversized
 batch never reaches the broker and is answered MESSAGE_TOO_LARGE, as Kafka answers it
@@ -22,6 +23,7 @@ from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import MessageTooLargeError
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import PRODUCE
+from kafka_async.protocol.apis.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from kafka_async.records.batch import BatchBuilder
 from kafka_async.structs import TopicPartition
 from kafka_async.testing import ProxiedBroker
@@ -218,20 +220,20 @@ async def test_proxy_limit_refuses_only_the_oversized_partition(limited: Proxied
     small.append(1_000, None, b"small")
     large = BatchBuilder(None, batch_size_limit=4 * LIMIT)
     large.append(1_000, None, b"L" * (2 * LIMIT))
-    body = {
-        "transactional_id": None,
-        "acks": -1,
-        "timeout_ms": 5_000,
-        "topic_data": [
-            {
-                "name": topic,
-                "partition_data": [
-                    {"index": 0, "records": small.build()},
-                    {"index": 1, "records": large.build()},
+    body = ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=5_000,
+        topic_data=[
+            TopicProduceData(
+                name=topic,
+                partition_data=[
+                    PartitionProduceData(index=0, records=small.build()),
+                    PartitionProduceData(index=1, records=large.build()),
                 ],
-            }
+            )
         ],
-    }
+    )
     refused_before = pb.proxy.stats.batches_refused
     async with ClusterClient(ClientConfig(bootstrap_servers=pb.bootstrap_servers)) as client:
         with anyio.fail_after(30):
@@ -245,3 +247,72 @@ async def test_proxy_limit_refuses_only_the_oversized_partition(limited: Proxied
     assert pb.proxy.stats.batches_refused - refused_before == 1
     read = await _read_back(pb, topic, 1)
     assert read == {0: [b"small"], 1: [], 2: []}
+
+
+def _librdkafka_oversized_refused(bootstrap: str, topic: str, size: int) -> str | None:
+    """None when the broker refuses librdkafka a ``size``-byte record on ``topic`` as too
+    large; else what happened instead."""
+    from confluent_kafka import Producer as RdProducer
+
+    from kafka_async.testing.capabilities import librdkafka_error
+
+    reports: list[Any] = []
+    # librdkafka's own message.max.bytes is far above ``size``: the broker must refuse it.
+    producer = RdProducer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+
+    def produce() -> None:
+        producer.produce(topic, b"x" * size, on_delivery=lambda err, _msg: reports.append(err))
+        producer.flush(15)
+
+    return librdkafka_error(
+        produce,
+        check=lambda _: (
+            None
+            if reports and reports[0] is not None and "TOO_LARGE" in reports[0].name()
+            else f"delivery report {reports[0] if reports else 'missing'} for a {size}-byte record"
+        ),
+    )
+
+
+@pytest.mark.anyio
+async def test_batches_over_the_topics_max_message_bytes_are_split(
+    kafka_broker: str, new_topic: Any
+) -> None:
+    """The broker's own limit (``max.message.bytes`` of the topic), no proxy: batches over it
+    come back MESSAGE_TOO_LARGE, are split, and every record lands once, in order."""
+    topic = new_topic(1, configs={"max.message.bytes": str(LIMIT)})
+    count = 120
+    async with Producer(
+        bootstrap_servers=kafka_broker, linger_ms=20, max_batch_size=16_384, acks="all"
+    ) as producer:
+        with anyio.fail_after(60):
+            deliveries = [await producer.enqueue(topic, _value(0, i, 150)) for i in range(count)]
+            await producer.flush()
+        stats = producer.statistics()
+    assert [d.exception() for d in deliveries if d.exception() is not None] == []
+    if stats["batch_splits"] == 0:
+        from kafka_async.testing.capabilities import confirm_broker_gap
+
+        theirs = await anyio.to_thread.run_sync(
+            _librdkafka_oversized_refused, kafka_broker, topic, 5 * LIMIT
+        )
+        confirm_broker_gap(
+            f"max.message.bytes={LIMIT} on the topic",
+            f"batches of up to 16 KiB accepted (statistics: {stats['errors_by_code']})",
+            theirs,
+        )
+    assert stats["batch_splits"] >= 1
+    assert stats["errors_by_code"].get("MESSAGE_TOO_LARGE", 0) >= 1
+    offsets = [d.result().offset for d in deliveries]
+    assert offsets == list(range(count))
+    consumer: Consumer[bytes, bytes] = Consumer(
+        bootstrap_servers=kafka_broker, auto_offset_reset="earliest"
+    )
+    async with consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        values: list[bytes] = []
+        with anyio.fail_after(30):
+            while len(values) < count:
+                for records in (await consumer.getmany(timeout_ms=500)).values():
+                    values.extend(r.value for r in records if r.value is not None)
+    assert values == [_value(0, i, 150) for i in range(count)]

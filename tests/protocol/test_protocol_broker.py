@@ -26,10 +26,14 @@ from kafka_async.protocol.apis import (
     PRODUCE,
 )
 from kafka_async.protocol.codec import Reader
-from kafka_async.protocol.schema import Api
+from kafka_async.protocol.schema import AnyApi
 from kafka_async.records import build_batch, decode_batches
 
 pytestmark = pytest.mark.integration
+
+
+#: COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: retriable while a coordinator starts.
+_COORDINATOR_STARTING = {14, 15}
 
 
 class RawConnection:
@@ -43,11 +47,25 @@ class RawConnection:
         assert av.error_code == 0
         self.ranges = {k.api_key: (k.min_version, k.max_version) for k in av.api_keys}
 
-    def versions(self, api: Api, lowest: int = 0) -> list[int]:
+    def versions(self, api: AnyApi, lowest: int = 0) -> list[int]:
         lo, hi = self.ranges[api.key]
         return list(range(max(lo, api.min_version, lowest), min(hi, api.max_version) + 1))
 
-    def call(self, api: Api, version: int, body: Any) -> Any:
+    def call_until_available(
+        self, api: AnyApi, version: int, body: Any, timeout: float = 30
+    ) -> Any:
+        """``call``, repeated while the coordinator is loading or not available yet (both are
+        retriable: a fresh broker creates its internal topics on first use)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            resp = self.call(api, version, body)
+            codes = [resp.error_code] if hasattr(resp, "error_code") else []
+            codes += [c.error_code for c in getattr(resp, "coordinators", None) or []]
+            if not set(codes) & _COORDINATOR_STARTING or time.monotonic() > deadline:
+                return resp
+            time.sleep(0.2)
+
+    def call(self, api: AnyApi, version: int, body: Any) -> Any:
         self.correlation_id += 1
         frame = headers.encode_request(api, version, self.correlation_id, "proto-test", body)
         self.sock.sendall(struct.pack(">i", len(frame)) + frame)
@@ -123,7 +141,10 @@ def test_produce_then_fetch_every_version(conn: RawConnection, new_topic: Any) -
         produced.append(value)
     topic_id = conn.call(METADATA, 12, {"topics": [{"name": topic}]}).topics[0].topic_id
     for v in conn.versions(FETCH, lowest=4):
-        fetch_topic: dict[str, Any] = {"partitions": [{"partition": 0, "fetch_offset": 0}]}
+        # partition_max_bytes 0 (the default) means "the first batch only" on Kafka (KIP-74).
+        fetch_topic: dict[str, Any] = {
+            "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]
+        }
         fetch_topic["topic_id" if v >= 13 else "topic"] = topic_id if v >= 13 else topic
         resp = conn.call(
             FETCH,
@@ -159,11 +180,11 @@ def test_list_offsets_every_version(conn: RawConnection, new_topic: Any) -> None
 def test_find_coordinator_every_version(conn: RawConnection) -> None:
     for v in conn.versions(FIND_COORDINATOR):
         if v < 4:
-            resp = conn.call(FIND_COORDINATOR, v, {"key": "proto-group"})
+            resp = conn.call_until_available(FIND_COORDINATOR, v, {"key": "proto-group"})
             assert resp.error_code == 0, v
             assert resp.port > 0, v
         else:
-            resp = conn.call(
+            resp = conn.call_until_available(
                 FIND_COORDINATOR, v, {"key_type": 0, "coordinator_keys": ["proto-group"]}
             )
             (coordinator,) = resp.coordinators
@@ -173,7 +194,7 @@ def test_find_coordinator_every_version(conn: RawConnection) -> None:
 
 def test_init_producer_id_every_version(conn: RawConnection) -> None:
     for v in conn.versions(INIT_PRODUCER_ID):
-        resp = conn.call(
+        resp = conn.call_until_available(
             INIT_PRODUCER_ID, v, {"transactional_id": None, "transaction_timeout_ms": 60000}
         )
         if resp.error_code != 0:

@@ -1,7 +1,9 @@
 """Every API definition agrees with Kafka's own JSON message specs.
 
-Reads ``../shared/kafka-protocol/message/<Name>Request.json`` and ``...Response.json`` and
-walks both trees side by side: field order and names (CamelCase -> snake_case), types
+Reads ``<Name>Request.json`` and ``...Response.json`` from ``../shared/kafka-protocol/message``
+(Kafka 4.0.0-SNAPSHOT) or, for a definition whose header says ``spec 4.1``, from
+``../shared/kafka-protocol-4.1/message`` (the 4.1.1 release), and walks both trees side by
+side: field order and names (CamelCase -> snake_case), types
 (arrays and nested structs, including struct names), versions, nullable versions, tags and
 tagged versions, defaults, the ignorable flag, and the API's key, valid and flexible
 versions. Any difference fails with the path of the field that differs.
@@ -16,14 +18,26 @@ from typing import Any
 
 import pytest
 
+from kafka_async.protocol import generate
 from kafka_async.protocol.apis import ALL_APIS, BY_KEY
-from kafka_async.protocol.schema import Api, Array, Field, Primitive, StructDef, Versions
+from kafka_async.protocol.schema import AnyApi, Array, Field, Primitive, StructDef, Versions
+from kafka_async.testing.plugin import skip_or_fail
 
-SPEC_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-protocol" / "message"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SPEC_DIRS = {
+    "4.0": SHARED / "kafka-protocol" / "message",
+    "4.1": SHARED / "kafka-protocol-4.1" / "message",
+}
+SPEC_DIR = SPEC_DIRS["4.0"]
+#: The spec each API is checked against (its definition's header).
+SPEC_OF = {d.key: d.spec for d in generate.load_definitions()}
 
-pytestmark = pytest.mark.skipif(
-    not SPEC_DIR.is_dir(), reason=f"Kafka's message specs not found at {SPEC_DIR}"
-)
+
+@pytest.fixture(autouse=True)
+def _needs_the_specs() -> None:
+    if not SPEC_DIR.is_dir():
+        skip_or_fail(f"Kafka's message specs (../shared beside the checkout) not at {SPEC_DIR}")
+
 
 _INTS = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
 _ZEROS: dict[str, Any] = {
@@ -41,8 +55,8 @@ _ZEROS: dict[str, Any] = {
 }
 
 
-def load_spec(name: str) -> dict[str, Any]:
-    text = (SPEC_DIR / f"{name}.json").read_text()
+def load_spec(name: str, spec_dir: Path = SPEC_DIR) -> dict[str, Any]:
+    text = (spec_dir / f"{name}.json").read_text()
     # The specs carry // comments, which JSON does not allow.
     text = re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE)
     return dict(json.loads(text))
@@ -163,9 +177,12 @@ class Checker:
 
 
 @pytest.mark.parametrize("api", ALL_APIS, ids=lambda a: a.name)
-def test_api_matches_kafka_spec(api: Api) -> None:
-    req = load_spec(f"{api.name}Request")
-    resp = load_spec(f"{api.name}Response")
+def test_api_matches_kafka_spec(api: AnyApi) -> None:
+    spec_dir = SPEC_DIRS[SPEC_OF[api.key]]
+    if not spec_dir.is_dir():
+        skip_or_fail(f"Kafka's message specs (../shared beside the checkout) not at {spec_dir}")
+    req = load_spec(f"{api.name}Request", spec_dir)
+    resp = load_spec(f"{api.name}Response", spec_dir)
     problems: list[str] = []
     for kind, spec, ours in (("request", req, api.request), ("response", resp, api.response)):
         if spec["apiKey"] != api.key:

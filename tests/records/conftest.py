@@ -9,6 +9,7 @@ import pytest
 
 from kafka_async.records import _pure
 from kafka_async.records import batch as batch_mod
+from kafka_async.testing.plugin import skip_or_fail
 
 try:
     from kafka_async.records import _speedups  # type: ignore[attr-defined]
@@ -24,7 +25,7 @@ def impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     name: str = request.param
     module = IMPLS[name]
     if module is None:
-        pytest.skip("the C accelerator is not built")
+        skip_or_fail("the C accelerator is not built (needs a C compiler at install)")
     monkeypatch.setattr(batch_mod, "_decode_records", module.decode_records)
     monkeypatch.setattr(batch_mod.BatchBuilder, "_writer_type", module.RecordWriter)
     return name

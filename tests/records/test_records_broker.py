@@ -23,7 +23,7 @@ from kafka_async.protocol import headers as wire_headers
 from kafka_async.protocol.apis.fetch import FETCH
 from kafka_async.protocol.apis.produce import PRODUCE
 from kafka_async.protocol.codec import Reader
-from kafka_async.protocol.schema import Api
+from kafka_async.protocol.schema import AnyApi
 from kafka_async.records import BatchBuilder, Record, decode_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.interop]
@@ -37,8 +37,13 @@ Header = tuple[str, "bytes | None"]
 Row = tuple[int, "bytes | None", "bytes | None", list[Header]]
 
 
+#: An hour back: inside the broker's 7-day retention (records stamped long ago are deleted by
+#: time while the run goes on) and not in its future.
+BASE_TS = int(time.time() * 1000) - 3_600_000
+
+
 def rows(n: int = 60) -> list[Row]:
-    base = 1_760_000_000_000
+    base = BASE_TS
     out: list[Row] = []
     for i in range(n):
         key = None if i % 5 == 0 else b"key-%d" % i
@@ -75,7 +80,7 @@ class RawClient:
             buf += chunk
         return bytes(buf)
 
-    def request(self, api: Api, version: int, body: dict[str, Any]) -> Any:
+    def request(self, api: AnyApi, version: int, body: dict[str, Any]) -> Any:
         self.correlation_id += 1
         frame = wire_headers.encode_request(
             api, version, self.correlation_id, "records-interop", body
@@ -191,9 +196,12 @@ def test_librdkafka_batches_decode_exactly(
 
     batches, records = fetch_all(kafka_broker, topic, len(data))
     assert records == expected(data)
-    # librdkafka batched the records (linger), compressed as asked.
+    # librdkafka batched the records (linger), compressed as asked. A batch that the codec
+    # would make larger (a small one, with gzip's header) librdkafka sends uncompressed.
     assert len(batches) < len(data)
-    assert {b.compression_type for b in batches} == {CODECS.index(codec)}
+    codecs = {b.compression_type for b in batches}
+    assert CODECS.index(codec) in codecs
+    assert codecs <= {0, CODECS.index(codec)}
     assert all(b.magic == 2 and b.timestamp_type == 0 for b in batches)
 
 

@@ -38,7 +38,7 @@ from kafka_async.protocol.apis import (
     METADATA,
     PRODUCE,
 )
-from kafka_async.protocol.schema import Api
+from kafka_async.protocol.schema import AnyApi
 from kafka_async.testing.fake_broker import (
     SILENCE,
     FakeBroker,
@@ -152,7 +152,7 @@ def _find_coordinator_request(version: int) -> Any:
 
 
 #: name -> (api, request body, good response body)
-RESPONSE_TYPES: dict[str, tuple[Api, Callable[[int], Any], Callable[[FakeBroker, int], Any]]] = {
+RESPONSE_TYPES: dict[str, tuple[AnyApi, Callable[[int], Any], Callable[[FakeBroker, int], Any]]] = {
     "Metadata": (METADATA, _metadata_request, _metadata_body),
     "Produce": (PRODUCE, _produce_request, _produce_body),
     "ListOffsets": (LIST_OFFSETS, _list_offsets_request, _list_offsets_body),
@@ -160,7 +160,7 @@ RESPONSE_TYPES: dict[str, tuple[Api, Callable[[int], Any], Callable[[FakeBroker,
 }
 
 
-async def _version(c: Cluster, api: Api) -> int:
+async def _version(c: Cluster, api: AnyApi) -> int:
     return await c.client.version_for(HOSTILE, api)
 
 
@@ -171,7 +171,7 @@ async def _good_payload(c: Cluster, name: str, corr_id: int) -> bytes:
 
 
 async def _hostile_exchange(
-    c: Cluster, api: Api, body: Any, reply: Callable[[FakeRequest], Any]
+    c: Cluster, api: AnyApi, body: Any, reply: Callable[[FakeRequest], Any]
 ) -> tuple[Any, BaseException | None, int]:
     """One request to the hostile broker answered by ``reply``: (response, error, peak
     bytes allocated meanwhile)."""
@@ -378,7 +378,7 @@ async def test_hostile_huge_throttle_time(cluster: Cluster) -> None:
     """A (buggy or hostile) broker answers with throttle_time_ms = 2^31-1: the client must
     not stop talking to it for 24 days (regression: the pause had no cap)."""
     body = cluster.hostile.metadata_body()
-    body["throttle_time_ms"] = 2**31 - 1
+    body.throttle_time_ms = 2**31 - 1
     cluster.hostile.script(METADATA.key, lambda req: body, count=1)
     with anyio.fail_after(DEADLINE):
         await cluster.client.request(HOSTILE, METADATA, _metadata_request())
@@ -391,7 +391,7 @@ async def test_hostile_connection_lost_while_throttled(cluster: Cluster) -> None
     """A connection that dies while a request waits out a throttle: a typed error
     (regression: _flush raised IndexError on the emptied outbox)."""
     body = cluster.hostile.metadata_body()
-    body["throttle_time_ms"] = 1500
+    body.throttle_time_ms = 1500
     cluster.hostile.script(METADATA.key, lambda req: body, count=1)
     with anyio.fail_after(DEADLINE):
         await cluster.client.request(HOSTILE, METADATA, _metadata_request())

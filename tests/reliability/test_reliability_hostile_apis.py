@@ -64,9 +64,10 @@ from kafka_async.protocol.apis import (
     SYNC_GROUP,
     TXN_OFFSET_COMMIT,
 )
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from kafka_async.protocol.codec import Reader
 from kafka_async.protocol.consumer_protocol import Assignment, Subscription
-from kafka_async.protocol.schema import Api, Array, Primitive, StructDef, Type
+from kafka_async.protocol.schema import AnyApi, Array, Primitive, StructDef, Type
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
@@ -75,6 +76,8 @@ from kafka_async.testing.soak import record_result
 
 #: Every exchange must settle within this (the client's request timeout is 2 s).
 DEADLINE = 10.0
+#: A Metadata request for topic "t".
+_METADATA_T = MetadataRequest(topics=[MetadataRequestTopic(name="t")])
 #: Allocation budget for handling one response of about 1 KiB.
 ALLOC_BUDGET = 1024 * 1024
 QUICK_EXAMPLES = 200
@@ -88,14 +91,14 @@ HANDSHAKE_FULL_EXAMPLES = 20_000
 class Case:
     """One response type: its API and the version bounds its client asks for."""
 
-    api: Api
+    api: AnyApi
     min_version: int | None = None
     max_version: int | None = None
 
 
 #: Response type -> how its client requests it (see the modules that send each).
 CASES: dict[str, Case] = {
-    "Fetch": Case(FETCH, 4, 12),  # consumer.fetcher: MAX_FETCH_VERSION
+    "Fetch": Case(FETCH, 4, 17),  # consumer.fetcher: MAX_FETCH_VERSION
     "ApiVersions": Case(API_VERSIONS),  # net.connection handshake
     "SaslHandshake": Case(SASL_HANDSHAKE, 1),  # net.sasl
     "SaslAuthenticate": Case(SASL_AUTHENTICATE),
@@ -194,7 +197,7 @@ def fill(struct: StructDef, version: int, items: int = 2) -> dict[str, Any]:
 _SINGLE_ITEMS = {FETCH.key, DESCRIBE_GROUPS.key}
 
 
-def good_body(api: Api, version: int) -> dict[str, Any]:
+def good_body(api: AnyApi, version: int) -> dict[str, Any]:
     body = fill(api.response, version, 1 if api.key in _SINGLE_ITEMS else 2)
     if api is API_VERSIONS:
         # The handshake needs a usable answer: every API the client may pick.
@@ -209,10 +212,10 @@ def good_body(api: Api, version: int) -> dict[str, Any]:
     return body
 
 
-CASES_APIS: list[Api] = [METADATA, *(c.api for c in CASES.values())]
+CASES_APIS: list[AnyApi] = [METADATA, *(c.api for c in CASES.values())]
 
 
-def check_embedded(api: Api, resp: Any) -> None:
+def check_embedded(api: AnyApi, resp: Any) -> None:
     """Decode what the clients decode inside a parsed response (typed errors only)."""
     if api is FETCH:
         for topic in resp.responses or ():
@@ -257,7 +260,7 @@ async def open_cluster(*, sasl: bool = False) -> AsyncIterator[Cluster]:
 def _sasl_answers(broker: FakeBroker) -> None:
     for api in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
 
-        def answer(req: FakeRequest, api: Api = api) -> Any:
+        def answer(req: FakeRequest, api: AnyApi = api) -> Any:
             return good_body(api, req.api_version)
 
         broker.set_default(api.key, answer)
@@ -275,7 +278,7 @@ async def _version(c: Cluster, case: Case) -> int:
     )
 
 
-def _request_body(api: Api, version: int) -> dict[str, Any]:
+def _request_body(api: AnyApi, version: int) -> dict[str, Any]:
     # Every request field has a default that encodes; the fake broker answers whatever
     # was asked with the scripted bytes.
     return {}
@@ -285,7 +288,7 @@ async def still_works(c: Cluster) -> None:
     """Both brokers answer Metadata (the hostile one on a new connection if need be)."""
     with anyio.fail_after(DEADLINE):
         for node in (HEALTHY, HOSTILE):
-            resp = await c.client.request(node, METADATA, {"topics": [{"name": "t"}]})
+            resp = await c.client.request(node, METADATA, _METADATA_T)
             assert [t.name for t in resp.topics] == ["t"]
 
 
@@ -463,7 +466,7 @@ async def test_hostile_api_random_mutations_full(cluster: Cluster, name: str) ->
 HANDSHAKE: dict[str, bool] = {"ApiVersions": False, "SaslHandshake": True, "SaslAuthenticate": True}
 
 
-async def _handshake_with(c: Cluster, api: Api, after_corr: bytes) -> KafkaError | None:
+async def _handshake_with(c: Cluster, api: AnyApi, after_corr: bytes) -> KafkaError | None:
     """Open a new connection to the hostile broker whose ``api`` answer is ``after_corr``;
     send Metadata on it. The error, if any (a typed one, or this raises)."""
     await c.client.pool.close_node(HOSTILE)
@@ -474,7 +477,7 @@ async def _handshake_with(c: Cluster, api: Api, after_corr: bytes) -> KafkaError
     c.hostile.script(api.key, reply, count=1)
     try:
         with anyio.fail_after(DEADLINE):
-            await c.client.request(HOSTILE, METADATA, {"topics": [{"name": "t"}]})
+            await c.client.request(HOSTILE, METADATA, _METADATA_T)
     except KafkaError as exc:
         return exc
     finally:

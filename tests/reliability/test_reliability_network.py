@@ -33,6 +33,7 @@ from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import KafkaError, KafkaTimeoutError
 from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import METADATA
+from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.testing import ProxiedBroker
 from kafka_async.testing.ledger import Ledger, LedgerReport
 from kafka_async.testing.soak import record_result
@@ -297,18 +298,18 @@ async def test_reliability_black_hole_times_out_and_closes(proxied_broker: Proxi
     )
     async with ClusterClient(cfg) as client:
         node_id = next(iter(client.metadata.brokers))
-        await client.request(node_id, METADATA, {"topics": []})
+        await client.request(node_id, METADATA, MetadataRequest(topics=[]))
         conn = await client.connection(node_id)
         pb.proxy.set_blackhole(True)
         start = anyio.current_time()
         with anyio.fail_after(timeout_ms / 1000 + 5), pytest.raises(KafkaTimeoutError):
-            await client.request(node_id, METADATA, {"topics": []})
+            await client.request(node_id, METADATA, MetadataRequest(topics=[]))
         took = anyio.current_time() - start
         # The half-open connection is detected (closed), not reused.
         assert conn.closed
         pb.proxy.set_blackhole(False)
         with anyio.fail_after(10):
-            await client.request(node_id, METADATA, {"topics": []})
+            await client.request(node_id, METADATA, MetadataRequest(topics=[]))
     record_result("black-holed broker: request timeout", max_recovery_s=took, ok=True)
     assert took <= timeout_ms / 1000 + 1, f"timed out after {took:.2f} s"
 

@@ -10,9 +10,15 @@ import pytest
 from security_helpers import Certs, TLSBroker, TLSBrokerFactory
 
 from kafka_async.testing import EmbeddedBroker
-from kafka_async.testing.tls import StunnelProxy, StunnelUnavailableError, ensure_stunnel
+from kafka_async.testing.plugin import skip_or_fail
+from kafka_async.testing.tls import (
+    CertificateAuthority,
+    StunnelProxy,
+    StunnelUnavailableError,
+    ensure_stunnel,
+)
 
-trustme = pytest.importorskip("trustme")
+pytest.importorskip("cryptography")
 
 
 @pytest.fixture(scope="session")
@@ -21,16 +27,13 @@ def stunnel_binary() -> str:
     try:
         return ensure_stunnel(install=True)
     except StunnelUnavailableError as exc:
-        pytest.skip(f"TLS tests need stunnel: {exc}")
+        skip_or_fail(f"TLS tests need stunnel: {exc}")
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
     d = tmp_path_factory.mktemp("pki")
-    ca = trustme.CA()
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    other = ca.issue_cert("kafka.other-host.test")
-    client = ca.issue_cert("kafka-async-test-client")
+    ca = CertificateAuthority()
     paths = Certs(
         ca=d / "ca.pem",
         server_cert=d / "server.pem",
@@ -41,16 +44,12 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
         client_key=d / "client.key",
         unrelated_ca=d / "unrelated-ca.pem",
     )
-    ca.cert_pem.write_to_path(str(paths.ca))
-    trustme.CA().cert_pem.write_to_path(str(paths.unrelated_ca))
-    for leaf, cert, key in (
-        (server, paths.server_cert, paths.server_key),
-        (other, paths.other_host_cert, paths.other_host_key),
-        (client, paths.client_cert, paths.client_key),
-    ):
-        # The chain (leaf first) in one file, as stunnel and ssl.load_cert_chain expect.
-        cert.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
-        leaf.private_key_pem.write_to_path(str(key))
+    ca.write(paths.ca)
+    CertificateAuthority("an unrelated test CA").write(paths.unrelated_ca)
+    # Each chain (leaf first) in one file, as stunnel and ssl.load_cert_chain expect.
+    ca.issue("127.0.0.1", "localhost").write(paths.server_cert, paths.server_key)
+    ca.issue("kafka.other-host.test").write(paths.other_host_cert, paths.other_host_key)
+    ca.issue("kafka-async-test-client").write(paths.client_cert, paths.client_key)
     return paths
 
 

@@ -72,13 +72,15 @@ def scram_config(broker: EmbeddedBroker, mechanism: str, **kw: object) -> Client
     return ClientConfig(**settings)  # type: ignore[arg-type]
 
 
-async def test_tansu_without_authentication_names_its_mechanisms(kafka_broker: str) -> None:
+async def test_tansu_without_authentication_names_its_mechanisms(
+    embedded_broker: EmbeddedBroker,
+) -> None:
     # A broker without --authentication answers SaslHandshake with UNSUPPORTED_SASL_MECHANISM
     # and a mechanism list (Tansu 0.6.0 echoes the requested mechanism there; the scripted
     # broker tests check that the real list is named). With --authentication, Tansu closes
     # the connection on a PLAIN handshake instead of answering.
     cfg = ClientConfig(
-        bootstrap_servers=kafka_broker,
+        bootstrap_servers=embedded_broker.bootstrap_servers,
         security_protocol="SASL_PLAINTEXT",
         sasl_mechanism="PLAIN",
         sasl_plain_username="alice",

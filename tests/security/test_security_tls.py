@@ -74,9 +74,9 @@ async def test_ssl_cafile_setting_builds_a_verifying_context(
         assert client.metadata.brokers
         # Metadata points at the TLS port (not the broker's own), and every connection the
         # pool holds went there.
-        stats = client.statistics().pool
-        assert set(stats.addresses.values()) == {("127.0.0.1", tb.proxy.port)}
-        assert stats.connections
+        stats = client.statistics()["pool"]
+        assert set(stats["addresses"].values()) == {("127.0.0.1", tb.proxy.port)}
+        assert stats["connections"]
 
 
 async def test_wrong_ca_is_refused_at_once_with_a_clear_error(
@@ -217,8 +217,8 @@ async def test_sasl_ssl_scram_over_tls(stunnel_binary: str, certs: Certs) -> Non
 
             def through_tls(req: FakeRequest) -> Any:
                 body = broker.metadata_reply(req)
-                for b in body["brokers"]:
-                    b["port"] = proxy.port  # advertise the TLS port
+                for b in body.brokers:
+                    b.port = proxy.port  # advertise the TLS port
                 return body
 
             broker.set_default(METADATA.key, server.guard(through_tls))
@@ -234,8 +234,8 @@ async def test_sasl_ssl_scram_over_tls(stunnel_binary: str, certs: Certs) -> Non
             async with ClusterClient(cfg) as client:
                 await client.refresh_metadata(["t"])
                 assert client.metadata.partitions_for("t") == frozenset({0})
-                stats = client.statistics().pool
-                assert set(stats.addresses.values()) == {("127.0.0.1", proxy.port)}
+                stats = client.statistics()["pool"]
+                assert set(stats["addresses"].values()) == {("127.0.0.1", proxy.port)}
     assert server.stats.successes == {"SCRAM-SHA-512": 1}
     assert server.stats.unauthenticated == 0
 

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import kafka_async
@@ -36,7 +37,15 @@ CASES: list[tuple[str, str]] = [
     ('AdminClient(default_api_timeout_ms="60s")', 'error: "default_api_timeout_ms"'),
     ("Consumer(key_deserializer=5)", "error: No overload variant"),
     ("Consumer(value_deserializer=lambda b: b, key_deserializer=len)", 'error: "key_deserializer"'),
+    ("Producer(max_batch_size=None)", 'error: "max_batch_size"'),
+    ('Consumer("t", group_protocol="new")', "error: No overload variant"),
+    ('Producer(ssl_password=b"pw")', 'error: "ssl_password"'),
+    ('ShareConsumer("t", group="g")', "error: No overload variant"),
+    ('ShareConsumer("t", group_id="g", share_acknowledgement_mode="auto")', "error: No overload"),
     # Correct calls.
+    ('ShareConsumer("t", group_id="g", share_acknowledgement_mode="explicit")', "ok"),
+    ('Producer(enable_idempotence=None, metadata_wait_ms=None, compression_type="none")', "ok"),
+    ('Consumer("t", group_protocol="consumer", group_remote_assignor="uniform")', "ok"),
     ('Producer("h:9092", acks="all", compression_type="zstd", linger_ms=5)', "ok"),
     ('Producer(bootstrap_servers=["h1:9092", "h2:9092"], acks=1, partitioner="round_robin")', "ok"),
     ('Producer(key_serializer=str.encode, value_serializer=lambda v: b"x", hooks=None)', "ok"),
@@ -65,7 +74,14 @@ CASES: list[tuple[str, str]] = [
 ]
 
 PRELUDE = """\
-from kafka_async import AdminClient, Consumer, ConsumerSettings, Producer, ProducerSettings
+from kafka_async import (
+    AdminClient,
+    Consumer,
+    ConsumerSettings,
+    Producer,
+    ProducerSettings,
+    ShareConsumer,
+)
 
 
 def to_str(data: bytes | None) -> str:
@@ -90,7 +106,12 @@ def test_mypy_checks_settings_and_infers_consumer_types(tmp_path: Path) -> None:
     snippet = tmp_path / "settings_snippet.py"
     snippet.write_text("\n".join(lines) + "\n")
     root = Path(kafka_async.__file__).resolve().parents[1]
-    env = {**os.environ, "MYPYPATH": str(root)}
+    env = dict(os.environ)
+    # From a source tree (an editable install) mypy finds kafka_async through MYPYPATH; an
+    # installed wheel it finds in site-packages (py.typed), and there it refuses MYPYPATH.
+    site = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    if root not in site:
+        env["MYPYPATH"] = str(root)
     proc = subprocess.run(
         [
             sys.executable,

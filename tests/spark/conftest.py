@@ -16,13 +16,15 @@ from typing import Any
 
 import pytest
 
+from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    pytest.importorskip("pyspark")
-    pytest.importorskip("pyarrow")
+    importorskip_or_fail("pyspark")
+    importorskip_or_fail("pyarrow")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)")
+        skip_or_fail("Spark needs a Java runtime (java on PATH or JAVA_HOME)")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
@@ -56,6 +58,14 @@ def produce(bootstrap: str, topic: str, records: Sequence[Record]) -> None:
     """
     from confluent_kafka import Producer as CKProducer
 
+    # Kafka's time-based retention (7 days by default, checked every 5 minutes) deletes
+    # records by their timestamps: older ones would vanish while the test runs.
+    too_old = [ts for *_rest, ts in records if ts < (time.time() - 86_400) * 1000]
+    if too_old:
+        raise ValueError(
+            f"record timestamps must be recent (within a day), got {min(too_old)}: the "
+            "broker's retention would delete them under the test"
+        )
     producer = CKProducer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     errors: list[str] = []
 

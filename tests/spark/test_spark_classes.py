@@ -11,20 +11,27 @@ from kafka_async.errors import ConfigError
 from kafka_async.spark.kafka_io import client_kwargs, next_end
 from kafka_async.spark.options import client_config
 from kafka_async.structs import TopicPartition as TP
+from kafka_async.testing.plugin import importorskip_or_fail
 
-pytest.importorskip("pyspark")
-pytest.importorskip("pyarrow")
+importorskip_or_fail("pyspark")
+importorskip_or_fail("pyarrow")
 
-from pyspark.sql.datasource import InputPartition
-from pyspark.sql.streaming.datasource import (
+from pyspark.sql.datasource import InputPartition  # noqa: E402
+from pyspark.sql.streaming.datasource import (  # noqa: E402
     ReadAllAvailable,
     ReadMaxRows,
     SupportsTriggerAvailableNow,
 )
-from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import (  # noqa: E402
+    BinaryType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
 
-from kafka_async.spark.planning import OffsetRange
-from kafka_async.spark.source import (
+from kafka_async.spark.planning import OffsetRange  # noqa: E402
+from kafka_async.spark.source import (  # noqa: E402
     KafkaBatchReader,
     KafkaDataSource,
     KafkaStreamReader,

@@ -9,9 +9,10 @@ import pytest
 from kafka_async.spark import kafka_io
 from kafka_async.spark.options import parse_source_options
 from kafka_async.spark.planning import OffsetRange
+from kafka_async.testing.plugin import importorskip_or_fail
 
 pytestmark = pytest.mark.integration
-pytest.importorskip("pyarrow")
+importorskip_or_fail("pyarrow")
 
 
 def _opts(broker: str, topic: str, **extra: str) -> Any:

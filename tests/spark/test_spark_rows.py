@@ -17,9 +17,10 @@ from kafka_async.spark.rows import (
     spark_schema,
 )
 from kafka_async.structs import ConsumerRecord
+from kafka_async.testing.plugin import importorskip_or_fail
 
-pa = pytest.importorskip("pyarrow")
-pytest.importorskip("pyspark")
+pa = importorskip_or_fail("pyarrow")
+importorskip_or_fail("pyspark")
 
 
 @pytest.mark.parametrize("headers", [False, True])
@@ -72,6 +73,18 @@ def test_records_to_arrow(headers: bool) -> None:
     assert rows[0]["timestampType"] == 1
     if headers:
         assert rows[0]["headers"] == [{"key": "h", "value": b"x"}, {"key": "k2", "value": b""}]
+
+
+def test_records_to_arrow_offsets_with_and_without_gaps() -> None:
+    # Consecutive offsets are built as a range, others one by one: both must be exact.
+    consecutive = [_rec(o, None, b"v", 1_000 + o) for o in range(5, 9)]
+    gapped = [_rec(o, None, b"v", 1_000 + o) for o in (5, 6, 8, 11)]  # markers, compaction
+    for recs in (consecutive, gapped):
+        batch = records_to_arrow(recs, False, "t")
+        assert batch.column("offset").to_pylist() == [r.offset for r in recs]
+        assert batch.column("timestamp").cast(pa.int64()).to_pylist() == [
+            r.timestamp * 1000 for r in recs
+        ]
 
 
 def test_records_to_arrow_empty() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import time
 from collections import Counter
 from typing import Any
 
@@ -76,8 +77,10 @@ def test_streaming_write_reads_back_exactly(
 ) -> None:
     source = new_topic(2, prefix="sink-src")
     target = new_topic(2, prefix="sink-dst")
+    # Recent timestamps: Kafka's time-based retention (7 days) would delete older ones.
+    now_ms = int(time.time() * 1000) - 60_000
     records: list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]] = [
-        (i % 2, f"k{i}".encode(), f"v{i}".encode(), [], 1_700_000_000_000 + i) for i in range(100)
+        (i % 2, f"k{i}".encode(), f"v{i}".encode(), [], now_ms + i) for i in range(100)
     ]
     ck_produce(kafka_broker, source, records)
     query = (

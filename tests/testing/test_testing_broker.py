@@ -14,7 +14,9 @@ import anyio
 import pytest
 
 from kafka_async.errors import BrokerResponseError
-from kafka_async.protocol.apis.cluster import API_VERSIONS, METADATA
+from kafka_async.protocol.apis import API_VERSIONS, METADATA
+from kafka_async.protocol.apis.api_versions import ApiVersionsRequest
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from kafka_async.testing import (
     BrokerStartError,
     EmbeddedBroker,
@@ -67,7 +69,9 @@ def test_start_answers_api_versions_and_stop_leaves_no_process() -> None:
         host, port = broker.bootstrap_servers.split(":")
         assert host == "127.0.0.1"
         assert int(port) == broker.port > 0
-        resp = _wire.request(broker.bootstrap_servers, API_VERSIONS, {}, version=3)
+        resp = _wire.request(
+            broker.bootstrap_servers, API_VERSIONS, ApiVersionsRequest(), version=3
+        )
         assert resp.error_code == 0
         keys = {k.api_key for k in resp.api_keys}
         assert {0, 1, 3, 18, 19} <= keys  # Produce, Fetch, Metadata, ApiVersions, CreateTopics
@@ -132,7 +136,9 @@ def test_create_topic_partitions_and_duplicates() -> None:
 def test_advertised_address_override_reaches_metadata() -> None:
     with EmbeddedBroker(advertised_host="localhost", advertised_port=41999) as broker:
         assert broker.advertised_address == "localhost:41999"
-        resp = _wire.request(broker.bootstrap_servers, METADATA, {"topics": []}, version=1)
+        resp = _wire.request(
+            broker.bootstrap_servers, METADATA, MetadataRequest(topics=[]), version=1
+        )
         assert [(b.host, b.port) for b in resp.brokers] == [("localhost", 41999)]
 
 
@@ -306,10 +312,14 @@ def test_failed_durable_start_stops_its_s3_server(tmp_path: Path) -> None:
 def test_tansu_auto_creation_facts() -> None:
     """What the topic helpers' docstring states about Tansu's auto-creation."""
     with EmbeddedBroker() as broker:
-        body = {"topics": [{"name": "auto-no"}], "allow_auto_topic_creation": False}
+        body = MetadataRequest(
+            topics=[MetadataRequestTopic(name="auto-no")], allow_auto_topic_creation=False
+        )
         resp = _wire.request(broker.bootstrap_servers, METADATA, body, version=9)
         assert resp.topics[0].error_code == 3  # UNKNOWN_TOPIC_OR_PARTITION
-        body = {"topics": [{"name": "auto-yes"}], "allow_auto_topic_creation": True}
+        body = MetadataRequest(
+            topics=[MetadataRequestTopic(name="auto-yes")], allow_auto_topic_creation=True
+        )
         resp = _wire.request(broker.bootstrap_servers, METADATA, body, version=9)
         assert resp.topics[0].error_code == 0
         assert topic_partitions(broker.bootstrap_servers, "auto-yes") == 4
@@ -350,7 +360,7 @@ def test_command_line_broker(extra: list[str]) -> None:
         address = proc.stdout.readline().strip()
         assert _wire.probe(address, timeout=5)
         assert topic_partitions(address, "cli") == 3
-        resp = _wire.request(address, METADATA, {"topics": []}, version=1)
+        resp = _wire.request(address, METADATA, MetadataRequest(topics=[]), version=1)
         # With --proxy, Metadata sends clients to the proxy: the address they bootstrapped from.
         assert f"{resp.brokers[0].host}:{resp.brokers[0].port}" == address
         proc.send_signal(signal.SIGINT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from kafka_async.protocol.apis import METADATA
+from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.testing import EmbeddedBroker, _wire, topic_partitions
+from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 
 pytestmark = pytest.mark.integration
 
@@ -89,8 +92,10 @@ def test_env_bootstrap_servers_wins(tmp_path: Path) -> None:
         )
         assert out.returncode == 0, out.stdout + out.stderr
         assert "1 passed" in out.stdout
-        resp = _wire.request(external.bootstrap_servers, METADATA, {"topics": None}, version=1)
-        names = [t.name for t in resp.topics]
+        resp = _wire.request(
+            external.bootstrap_servers, METADATA, MetadataRequest(topics=None), version=1
+        )
+        names = [t.name or "" for t in resp.topics]
         assert any(n.startswith("from-child-") for n in names), names
 
 
@@ -135,3 +140,60 @@ def test_failure_report_carries_broker_log(tmp_path: Path) -> None:
     assert "kafka_async broker log (embedded_broker:" in out.stdout
     # The tail shows the harness's start markers: one per start of that broker.
     assert "start #2" in out.stdout
+
+
+@pytest.mark.parametrize("ci", ["true", "TRUE", "1", "yes"])
+def test_skip_or_fail_fails_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.fail.Exception, match="CI=true and a prerequisite is missing: no X"):
+        skip_or_fail("no X")
+
+
+@pytest.mark.parametrize("ci", [None, "", "false", "0"])
+def test_skip_or_fail_skips_elsewhere(monkeypatch: pytest.MonkeyPatch, ci: str | None) -> None:
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.skip.Exception, match=r"^no X$"):
+        skip_or_fail("no X")
+
+
+def test_importorskip_or_fail_returns_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    assert importorskip_or_fail("json") is json
+    with pytest.raises(pytest.fail.Exception, match="cannot import no_such_module_xyz"):
+        importorskip_or_fail("no_such_module_xyz")
+
+
+@pytest.mark.parametrize("ci", ["true", "false"])
+@pytest.mark.parametrize("where", ["test", "module"])
+def test_skip_or_fail_in_a_child_run(tmp_path: Path, ci: str, where: str) -> None:
+    """In a test, and at module level (a module checking its prerequisites on import): a
+    skip with the reason on a user's machine, a failed run in CI."""
+    if where == "test":
+        body = """
+        from kafka_async.testing.plugin import skip_or_fail
+
+        def test_it():
+            skip_or_fail("stunnel is missing")
+        """
+    else:
+        body = """
+        from kafka_async.testing.plugin import importorskip_or_fail
+
+        importorskip_or_fail("no_such_module_xyz", "stunnel is missing")
+
+        def test_it():
+            raise AssertionError("must not run")
+        """
+    out = _run_child_pytest(tmp_path, body, {"CI": ci})
+    if ci == "true":
+        assert out.returncode != 0, out.stdout + out.stderr
+        assert "CI=true and a prerequisite is missing: stunnel is missing" in out.stdout
+        assert "skipped" not in out.stdout
+    else:
+        # 5: "no tests collected", pytest's status when a whole module is skipped.
+        assert out.returncode == (0 if where == "test" else 5), out.stdout + out.stderr
+        assert "1 skipped" in out.stdout
+        assert "stunnel is missing" in out.stdout

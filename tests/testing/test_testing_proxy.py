@@ -13,6 +13,9 @@ import pytest
 
 from kafka_async.errors import KafkaConnectionError, KafkaTimeoutError, ProtocolDecodeError
 from kafka_async.protocol.apis import API_VERSIONS, CREATE_TOPICS, METADATA, PRODUCE
+from kafka_async.protocol.apis.api_versions import ApiVersionsRequest
+from kafka_async.protocol.apis.create_topics import CreatableTopic, CreateTopicsRequest
+from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from kafka_async.testing import EmbeddedBroker, _procs, _wire, topic_partitions
 from kafka_async.testing.proxy import (
     FaultProxy,
@@ -108,7 +111,7 @@ def raw(proxy: FaultProxy) -> Iterator[RawClient]:
 
 def _api_versions_roundtrip(address: str, timeout: float = 5.0) -> float:
     start = time.monotonic()
-    resp = _wire.request(address, API_VERSIONS, {}, version=0, timeout=timeout)
+    resp = _wire.request(address, API_VERSIONS, ApiVersionsRequest(), version=0, timeout=timeout)
     assert resp.error_code == 0
     return time.monotonic() - start
 
@@ -132,10 +135,10 @@ def test_passthrough_and_metadata_points_at_proxy(
 ) -> None:
     broker, _ = shared_broker
     before = proxy.stats.requests_by_api.get(3, 0)
-    resp = _wire.request(proxy.address, METADATA, {"topics": []}, version=1)
+    resp = _wire.request(proxy.address, METADATA, MetadataRequest(topics=[]), version=1)
     assert [(b.host, b.port) for b in resp.brokers] == [("127.0.0.1", proxy.port)]
-    direct = _wire.request(broker.bootstrap_servers, API_VERSIONS, {}, version=0)
-    via = _wire.request(proxy.address, API_VERSIONS, {}, version=0)
+    direct = _wire.request(broker.bootstrap_servers, API_VERSIONS, ApiVersionsRequest(), version=0)
+    via = _wire.request(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
     assert via.to_dict() == direct.to_dict()
     assert proxy.stats.requests_by_api[3] == before + 1
     last = proxy.requests[-1]
@@ -272,18 +275,10 @@ def test_dropped_response_request_was_applied(
 ) -> None:
     broker, _ = shared_broker
     proxy.drop_responses(api_key=19)
-    body = {
-        "topics": [
-            {
-                "name": "dropped-ack",
-                "num_partitions": 2,
-                "replication_factor": 1,
-                "assignments": [],
-                "configs": [],
-            }
-        ],
-        "timeout_ms": 5000,
-    }
+    body = CreateTopicsRequest(
+        topics=[CreatableTopic(name="dropped-ack", num_partitions=2, replication_factor=1)],
+        timeout_ms=5000,
+    )
     with pytest.raises(KafkaTimeoutError):
         _wire.request(proxy.address, CREATE_TOPICS, body, timeout=1.0)
     assert topic_partitions(broker.bootstrap_servers, "dropped-ack") == 2
@@ -301,18 +296,10 @@ def test_drop_request_never_reaches_the_broker(
     assert raw.recv_cid() == 3
     assert proxy.stats.requests_dropped == before + 1
     proxy.drop_requests(api_key=19)
-    body = {
-        "topics": [
-            {
-                "name": "never-created",
-                "num_partitions": 1,
-                "replication_factor": 1,
-                "assignments": [],
-                "configs": [],
-            }
-        ],
-        "timeout_ms": 5000,
-    }
+    body = CreateTopicsRequest(
+        topics=[CreatableTopic(name="never-created", num_partitions=1, replication_factor=1)],
+        timeout_ms=5000,
+    )
     with pytest.raises(KafkaTimeoutError):
         _wire.request(proxy.address, CREATE_TOPICS, body, timeout=0.5)
     assert topic_partitions(broker.bootstrap_servers, "never-created") is None
@@ -370,18 +357,10 @@ def test_mutate_requests_changes_what_the_broker_applies(
         req.topics[0].num_partitions = 3
 
     proxy.mutate_requests(19, three_partitions)
-    body = {
-        "topics": [
-            {
-                "name": "mutated-request",
-                "num_partitions": 1,
-                "replication_factor": 1,
-                "assignments": [],
-                "configs": [],
-            }
-        ],
-        "timeout_ms": 5000,
-    }
+    body = CreateTopicsRequest(
+        topics=[CreatableTopic(name="mutated-request", num_partitions=1, replication_factor=1)],
+        timeout_ms=5000,
+    )
     resp = _wire.request(proxy.address, CREATE_TOPICS, body)
     assert resp.topics[0].error_code == 0
     assert topic_partitions(broker.bootstrap_servers, "mutated-request") == 3
@@ -391,7 +370,7 @@ def test_mutate_requests_changes_what_the_broker_applies(
 def test_truncated_response_reframed_fails_decoding(proxy: FaultProxy) -> None:
     proxy.truncate_responses(api_key=18, keep=6)
     with pytest.raises(ProtocolDecodeError):
-        _wire.request(proxy.address, API_VERSIONS, {}, version=0)
+        _wire.request(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
     assert proxy.stats.responses_truncated >= 1
     _api_versions_roundtrip(proxy.address)
 
@@ -409,7 +388,7 @@ def test_truncated_response_cut_on_the_wire(proxy: FaultProxy, raw: RawClient) -
 def test_corrupted_correlation_id_is_noticed(proxy: FaultProxy) -> None:
     proxy.corrupt_responses(api_key=18, offset=3)
     with pytest.raises(ProtocolDecodeError, match="correlation"):
-        _wire.request(proxy.address, API_VERSIONS, {}, version=0)
+        _wire.request(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
 
 
 def test_random_corruption_changes_the_body(proxy: FaultProxy, raw: RawClient) -> None:
@@ -425,10 +404,12 @@ def test_random_corruption_changes_the_body(proxy: FaultProxy, raw: RawClient) -
 
 def test_rewrite_error_code(proxy: FaultProxy) -> None:
     proxy.rewrite_error(api_key=18, error_code=35, count=1)
-    resp = _wire.request(proxy.address, API_VERSIONS, {}, version=3)
+    resp = _wire.request(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=3)
     assert resp.error_code == 35
     assert len(resp.api_keys) > 10  # the rest of the response survived the round trip
-    assert _wire.request(proxy.address, API_VERSIONS, {}, version=3).error_code == 0
+    assert (
+        _wire.request(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=3).error_code == 0
+    )
 
 
 def test_rewrite_nested_error_codes(
@@ -437,7 +418,9 @@ def test_rewrite_nested_error_codes(
     broker, _ = shared_broker
     broker.create_topic("rewritten", partitions=2, configs=None)
     proxy.rewrite_error(api_key=3, error_code=6)  # NOT_LEADER_OR_FOLLOWER everywhere
-    body = {"topics": [{"name": "rewritten"}], "allow_auto_topic_creation": False}
+    body = MetadataRequest(
+        topics=[MetadataRequestTopic(name="rewritten")], allow_auto_topic_creation=False
+    )
     resp = _wire.request(proxy.address, METADATA, body, version=9)
     (topic,) = resp.topics
     assert topic.error_code == 6
@@ -451,7 +434,7 @@ def test_mutate_responses_with_a_function(proxy: FaultProxy) -> None:
         msg.brokers[0].port = 1  # type: ignore[attr-defined]
 
     proxy.mutate_responses(3, move_broker)
-    resp = _wire.request(proxy.address, METADATA, {"topics": []}, version=1)
+    resp = _wire.request(proxy.address, METADATA, MetadataRequest(topics=[]), version=1)
     assert resp.brokers[0].port == 1
     assert proxy.stats.responses_rewritten >= 1
 
@@ -507,21 +490,21 @@ def test_control_methods_validate_arguments(proxy: FaultProxy) -> None:
 async def test_async_proxy_in_callers_loop(anyio_backend: str) -> None:
     async with broker_behind_proxy() as (broker, proxy):
         assert broker.advertised_address == proxy.address
-        resp = await _wire.arequest(proxy.address, METADATA, {"topics": []}, version=1)
+        resp = await _wire.arequest(proxy.address, METADATA, MetadataRequest(topics=[]), version=1)
         assert resp.brokers[0].port == proxy.port
         proxy.set_delay(0.1)
         start = time.monotonic()
-        await _wire.arequest(proxy.address, API_VERSIONS, {}, version=0)
+        await _wire.arequest(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
         assert time.monotonic() - start >= 0.19
         proxy.clear()
         proxy.drop_responses(18)
         with anyio.move_on_after(0.5) as scope:
-            await _wire.arequest(proxy.address, API_VERSIONS, {}, version=0)
+            await _wire.arequest(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
         assert scope.cancelled_caught
         address = proxy.address
     # Closed: nothing listens any more.
     with pytest.raises(KafkaConnectionError):
-        _wire.request(address, API_VERSIONS, {}, version=0, timeout=1)
+        _wire.request(address, API_VERSIONS, ApiVersionsRequest(), version=0, timeout=1)
 
 
 @pytest.mark.anyio
@@ -529,7 +512,7 @@ async def test_upstream_down_closes_client_connection() -> None:
     dead_port = _procs.free_port()
     async with FaultProxy("127.0.0.1", dead_port) as proxy:
         with pytest.raises(KafkaConnectionError):
-            await _wire.arequest(proxy.address, API_VERSIONS, {}, version=0)
+            await _wire.arequest(proxy.address, API_VERSIONS, ApiVersionsRequest(), version=0)
         assert proxy.connection_count == 0
 
 
@@ -560,11 +543,13 @@ async def test_proxy_close_drops_open_connections() -> None:
 def test_proxied_broker_fixture(proxied_broker: ProxiedBroker) -> None:
     pb = proxied_broker
     assert pb.bootstrap_servers == pb.proxy.address
-    resp = _wire.request(pb.bootstrap_servers, METADATA, {"topics": []}, version=1)
+    resp = _wire.request(pb.bootstrap_servers, METADATA, MetadataRequest(topics=[]), version=1)
     assert resp.brokers[0].port == pb.proxy.port
     pb.proxy.set_blackhole(True)
     with pytest.raises(KafkaTimeoutError):
-        _wire.request(pb.bootstrap_servers, API_VERSIONS, {}, version=0, timeout=0.3)
+        _wire.request(
+            pb.bootstrap_servers, API_VERSIONS, ApiVersionsRequest(), version=0, timeout=0.3
+        )
 
 
 @pytest.mark.parametrize("proxied_broker", [{"durable": True}], indirect=True)
@@ -574,7 +559,9 @@ def test_proxied_durable_broker_survives_kill(proxied_broker: ProxiedBroker) -> 
     pb.broker.create_topic("kept", partitions=2)
     pb.broker.kill()
     with pytest.raises(KafkaConnectionError):
-        _wire.request(pb.bootstrap_servers, API_VERSIONS, {}, version=0, timeout=2)
+        _wire.request(
+            pb.bootstrap_servers, API_VERSIONS, ApiVersionsRequest(), version=0, timeout=2
+        )
     pb.broker.start()
     assert topic_partitions(pb.bootstrap_servers, "kept") == 2
 
@@ -596,10 +583,13 @@ def test_threaded_proxy_resets_on_either_backend(
         finally:
             client.close()
         own.rewrite_error(18, 35)
-        assert _wire.request(own.address, API_VERSIONS, {}, version=3).error_code == 35
+        assert (
+            _wire.request(own.address, API_VERSIONS, ApiVersionsRequest(), version=3).error_code
+            == 35
+        )
         address = own.address
     with pytest.raises(KafkaConnectionError):
-        _wire.request(address, API_VERSIONS, {}, version=0, timeout=1)
+        _wire.request(address, API_VERSIONS, ApiVersionsRequest(), version=0, timeout=1)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])

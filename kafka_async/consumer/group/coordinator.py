@@ -46,18 +46,29 @@ from ...errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    RebalanceInProgressError,
 )
 from ...protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from ...protocol.apis.heartbeat import HeartbeatRequest
+from ...protocol.apis.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponseMember,
+)
+from ...protocol.apis.leave_group import LeaveGroupRequest, MemberIdentity
+from ...protocol.apis.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from ...protocol.consumer_protocol import Assignment, Subscription
 from ...structs import TopicPartition
 from .._io import send
 from .._signal import Signal
 from ..config import ConsumerConfig
+from ..errors import CommitFailedError
 from ..offsets import OffsetClient
 from ..positions import SubscriptionState
 from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol
 from .state import (
     NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
     Action,
     Assign,
     Backoff,
@@ -108,7 +119,9 @@ class ConsumerRebalanceListener:
         await self.on_partitions_revoked(lost)
 
 
-async def _call(listener: object, name: str, tps: set[TopicPartition]) -> None:
+async def call_listener(listener: object, name: str, tps: set[TopicPartition]) -> None:
+    """Call the listener's ``name`` method (async or plain); ``on_partitions_lost`` falls
+    back to ``on_partitions_revoked`` when the listener lacks it."""
     method = getattr(listener, name, None)
     if method is None:
         if name == "on_partitions_lost":
@@ -171,7 +184,7 @@ class GroupCoordinator:
         self.listener: object | None = None
         self._pending: deque[Action] = deque()
         self._wake = Signal()
-        self._join_members: list[Any] = []
+        self._join_members: list[JoinGroupResponseMember] = []
         #: Partition counts of the subscribed topics when this member last assigned (leader).
         self._assigned_snapshot: dict[str, int] = {}
         self._last_heartbeat_ok = time.monotonic()
@@ -194,6 +207,8 @@ class GroupCoordinator:
         self._sync_moot = False
         self._sync_node: int | None = None
         self._poll_timeout_at = 0.0
+        #: A member refused by the group's ACL tries again on a poll from then on.
+        self._retry_failed_at = 0.0
 
     # -- API used by the consumer ------------------------------------------------------------
 
@@ -205,15 +220,62 @@ class GroupCoordinator:
         self.wake()
 
     def polled(self) -> None:
-        """The application asked for records (resets the max_poll_interval_ms clock)."""
-        self.last_poll = time.monotonic()
-        if self.membership.left_on_poll_timeout:
-            self.membership.on_poll()
+        """The application asked for records (resets the max_poll_interval_ms clock). A
+        member that left on poll timeout rejoins; one refused by the group's ACL tries again,
+        at most once per ``retry_backoff_ms`` (see ``GroupMembership.on_poll``)."""
+        now = time.monotonic()
+        self.last_poll = now
+        m = self.membership
+        if m.left_on_poll_timeout or (m.retry_on_poll and now >= self._retry_failed_at):
+            m.on_poll()
             self.wake()
 
-    def on_commit_error(self, code: int) -> None:
-        """A commit came back with a generation error: treat it like a heartbeat's."""
-        self._queue(self.membership.on_heartbeat_response(code))
+    def on_commit_error(self, code: int, generation_id: int, member_id: str) -> None:
+        """A commit made in ``generation_id`` came back with a generation error: treat it
+        like a heartbeat's, unless the member has moved on since (the answer is about a
+        generation it no longer holds, as for a late heartbeat)."""
+        m = self.membership
+        if (m.generation_id, m.member_id) != (generation_id, member_id):
+            return
+        self._queue(m.on_heartbeat_response(code))
+
+    def commit_refusal(self) -> KafkaError | None:
+        """Why a commit of offsets cannot be made now, or None when it can (in
+        ``generation()``). Decided on the client, without a request, as the Java client
+        does:
+
+        * the member failed (fenced, not authorized): that error, also while it tries to
+          join again after GROUP_AUTHORIZATION_FAILED;
+        * it is rejoining (JoinGroup sent or about to be) or syncing (JoinGroup answered,
+          SyncGroup not yet): ``CommitFailedError`` caused by ``RebalanceInProgressError``
+          (Java: ``RebalanceInProgressException``). A commit sent now could reach the
+          broker after the JoinGroup ended the generation, and while syncing the broker
+          answers REBALANCE_IN_PROGRESS; the pending SyncGroup stays valid either way;
+        * it holds no generation (not joined yet, evicted, left): ``CommitFailedError``,
+          with REBALANCE_IN_PROGRESS as the cause while it is joining.
+
+        Revoking before a rejoin (the listener's ``on_partitions_revoked``) and leaving
+        still commit in the generation held: Kafka accepts those until the rebalance
+        completes, and the JoinGroup waits for them (``OffsetClient.commits_settled``)."""
+        m = self.membership
+        if m.state is MemberState.FAILED or m.failure is not None:
+            return m.failure or KafkaError("the group member failed")
+        if m.state in (MemberState.JOINING, MemberState.SYNCING) and m.generation_id >= 0:
+            return CommitFailedError(
+                "commit: the group is rebalancing and this member is "
+                + ("rejoining" if m.state is MemberState.JOINING else "waiting for SyncGroup")
+                + "; commit again once the new assignment is in place",
+                RebalanceInProgressError("commit refused during a rebalance"),
+            )
+        if m.generation_id < 0:
+            joining = m.state is MemberState.JOINING
+            return CommitFailedError(
+                "commit: this member is not in a group generation ("
+                + ("it is joining the group" if joining else "it has not joined or has left")
+                + "); it owns no partitions to commit for",
+                RebalanceInProgressError("commit refused while joining") if joining else None,
+            )
+        return None
 
     @property
     def stable(self) -> bool:
@@ -232,6 +294,10 @@ class GroupCoordinator:
     def generation(self) -> tuple[int, str, str | None]:
         m = self.membership
         return m.generation_id, m.member_id, m.group_instance_id
+
+    def current_generation(self) -> int:
+        """The generation a commit would carry now (see ``OffsetClient.commit``)."""
+        return self.membership.generation_id
 
     def _queue(self, actions: Iterable[Action]) -> None:
         added = False
@@ -334,9 +400,10 @@ class GroupCoordinator:
                 else:
                     more = []
             except KafkaError as exc:
-                # Not retriable (unsupported versions, a protocol we lack): the member stops.
+                # Not retriable (the coordinator lookup refused by an ACL, unsupported
+                # versions, a protocol we lack): the member fails, and every call raises it.
                 log.error("group %s: %s failed: %s", self.group_id, action, exc)
-                more = [Fail(exc)]
+                more = m.fail(exc)
             queue.extendleft(reversed(more))
 
     async def _do(self, action: Action) -> list[Action]:
@@ -345,7 +412,13 @@ class GroupCoordinator:
             await self._client.coordinator(self.group_id)
             return []
         if isinstance(action, SendJoin):
-            return await self._join()
+            failure = self.membership.failure
+            more = await self._join()
+            if failure is not None and self.membership.failure is None and self.error is failure:
+                # Tried again after GROUP_AUTHORIZATION_FAILED and let in: no longer raised.
+                self.error = None
+                self._changed.notify()
+            return more
         if isinstance(action, SendSync):
             return await self._sync(action.is_leader)
         if isinstance(action, Revoke):
@@ -373,6 +446,7 @@ class GroupCoordinator:
         if isinstance(action, Fail):
             log.error("group %s: fatal: %s", self.group_id, action.error)
             self.error = action.error
+            self._retry_failed_at = time.monotonic() + self._config.client.retry_backoff_ms / 1000
             self._changed.notify()
             return []
         raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
@@ -393,30 +467,36 @@ class GroupCoordinator:
         m = self.membership
         m.on_join_sent()
         cfg = self._config
+        if m.generation_id >= 0:
+            # Commits the application made in this generation (sent on another connection)
+            # are answered before the JoinGroup that may end it; new ones are refused from
+            # now on (``commit_refusal``). The Java client gets this from committing and
+            # rejoining on one thread.
+            await self._offsets.commits_settled(cfg.client.request_timeout)
         node = await self._client.coordinator(self.group_id)
         protocols = [
-            {"name": a.name, "metadata": self._subscription_metadata(a)} for a in self.assignors
+            JoinGroupRequestProtocol(name=a.name, metadata=self._subscription_metadata(a))
+            for a in self.assignors
         ]
 
-        def body(version: int) -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "group_id": self.group_id,
-                "session_timeout_ms": cfg.session_timeout_ms,
-                "rebalance_timeout_ms": cfg.rebalance_timeout,
-                "member_id": m.member_id,
-                "protocol_type": PROTOCOL_TYPE,
-                "protocols": protocols,
-                "reason": m.rejoin_reason,
-            }
-            if version >= 5:
-                out["group_instance_id"] = m.group_instance_id
-            return out
+        def body(version: int) -> JoinGroupRequest:
+            return JoinGroupRequest(
+                group_id=self.group_id,
+                session_timeout_ms=cfg.session_timeout_ms,
+                rebalance_timeout_ms=cfg.rebalance_timeout,
+                member_id=m.member_id,
+                # v5 added static membership; older versions cannot carry the id.
+                group_instance_id=m.group_instance_id if version >= 5 else None,
+                protocol_type=PROTOCOL_TYPE,
+                protocols=protocols,
+                reason=m.rejoin_reason,
+            )
 
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
         sent_at = time.monotonic()
         _, resp = await send(self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout)
         self.last_join_ms = (time.monotonic() - sent_at) * 1000
-        self._join_members = list(resp.members or [])
+        self._join_members = list(resp.members)
         log.debug(
             "group %s: JoinGroup -> error %s generation %s member %s leader %s (%d members)",
             self.group_id,
@@ -436,23 +516,22 @@ class GroupCoordinator:
 
     async def _sync(self, is_leader: bool) -> list[Action]:
         m = self.membership
-        assignments: list[dict[str, Any]] = []
+        assignments: list[SyncGroupRequestAssignment] = []
         if is_leader:
             assignments = await self._assign_as_leader()
         node = await self._client.coordinator(self.group_id)
 
-        def body(version: int) -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "group_id": self.group_id,
-                "generation_id": m.generation_id,
-                "member_id": m.member_id,
-                "protocol_type": PROTOCOL_TYPE,
-                "protocol_name": m.protocol_name,
-                "assignments": assignments,
-            }
-            if version >= 3:
-                out["group_instance_id"] = m.group_instance_id
-            return out
+        def body(version: int) -> SyncGroupRequest:
+            return SyncGroupRequest(
+                group_id=self.group_id,
+                generation_id=m.generation_id,
+                member_id=m.member_id,
+                # v3 added static membership; older versions cannot carry the id.
+                group_instance_id=m.group_instance_id if version >= 3 else None,
+                protocol_type=PROTOCOL_TYPE,
+                protocol_name=m.protocol_name,
+                assignments=assignments,
+            )
 
         cfg = self._config
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
@@ -468,7 +547,7 @@ class GroupCoordinator:
         )
         assigned: tuple[TopicPartition, ...] = ()
         if resp.error_code == 0:
-            assignment = Assignment.decode(resp.assignment or b"")
+            assignment = Assignment.decode(resp.assignment)
             # Ignore partitions of topics we do not subscribe to (a leader with a stale view).
             assigned = tuple(tp for tp in assignment.partitions if tp.topic in self._subs.topics)
         return m.on_sync_response(resp.error_code, assigned)
@@ -486,7 +565,7 @@ class GroupCoordinator:
             log.debug("group %s: closing the group connection (SyncGroup abandoned)", self.group_id)
             await conn.close()
 
-    async def _assign_as_leader(self) -> list[dict[str, Any]]:
+    async def _assign_as_leader(self) -> list[SyncGroupRequestAssignment]:
         m = self.membership
         assignor = next((a for a in self.assignors if a.name == m.protocol_name), None)
         if assignor is None:
@@ -520,7 +599,7 @@ class GroupCoordinator:
             {mid: len(a.partitions) for mid, a in result.items()},
         )
         return [
-            {"member_id": mid, "assignment": a.encode(versions.get(mid, 3))}
+            SyncGroupRequestAssignment(member_id=mid, assignment=a.encode(versions.get(mid, 3)))
             for mid, a in result.items()
         ]
 
@@ -587,7 +666,7 @@ class GroupCoordinator:
         if self.listener is None:
             return
         try:
-            await _call(self.listener, name, tps)
+            await call_listener(self.listener, name, tps)
         except Exception as exc:
             # Surfaced to the application by the consumer's next getmany/getone.
             log.exception("group %s: rebalance listener %s raised", self.group_id, name)
@@ -599,19 +678,19 @@ class GroupCoordinator:
             return
         node = await self._client.coordinator(self.group_id)
 
-        def body(version: int) -> dict[str, Any]:
+        def body(version: int) -> LeaveGroupRequest:
             if version >= 3:
-                return {
-                    "group_id": self.group_id,
-                    "members": [
-                        {
-                            "member_id": member_id,
-                            "group_instance_id": group_instance_id,
-                            "reason": "the consumer is closing or stopped polling",
-                        }
+                return LeaveGroupRequest(
+                    group_id=self.group_id,
+                    members=[
+                        MemberIdentity(
+                            member_id=member_id,
+                            group_instance_id=group_instance_id,
+                            reason="the consumer is closing or stopped polling",
+                        )
                     ],
-                }
-            return {"group_id": self.group_id, "member_id": member_id}
+                )
+            return LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
 
         _, resp = await send(self._client, node, LEAVE_GROUP, body)
         if resp.error_code:
@@ -656,15 +735,14 @@ class GroupCoordinator:
         m = self.membership
         generation, member_id = m.generation_id, m.member_id
 
-        def body(version: int) -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "group_id": self.group_id,
-                "generation_id": generation,
-                "member_id": member_id,
-            }
-            if version >= 3:
-                out["group_instance_id"] = m.group_instance_id
-            return out
+        def body(version: int) -> HeartbeatRequest:
+            return HeartbeatRequest(
+                group_id=self.group_id,
+                generation_id=generation,
+                member_id=member_id,
+                # v3 added static membership; older versions cannot carry the id.
+                group_instance_id=m.group_instance_id if version >= 3 else None,
+            )
 
         self.heartbeats += 1
         try:
@@ -687,7 +765,7 @@ class GroupCoordinator:
             self._last_heartbeat_ok = time.monotonic()
             return
         self.heartbeat_failures += 1
-        if resp.error_code == 27:
+        if resp.error_code == REBALANCE_IN_PROGRESS:
             # A rebalance is under way: keep the session alive while we rejoin.
             self._last_heartbeat_ok = time.monotonic()
         log.info("group %s: heartbeat answered %s", self.group_id, resp.error_code)

@@ -11,6 +11,7 @@ States::
         ^                       |  ^                  |                  |
         |                       |  +--- rejoin -------+------------------+
         |                       +--- fatal error --> FAILED
+        +------------- poll after GROUP_AUTHORIZATION_FAILED ---+
     REVOKING: an eager member giving up its partitions before it rejoins
     LEAVING: close()/unsubscribe()/poll timeout is revoking (commit + listener) and sending
         LeaveGroup; the generation is still held, so commits made by the listener land
@@ -25,6 +26,12 @@ What happens to owned partitions:
 * ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED: they are *lost* (someone else may own
   them already), so nothing is committed for them; the listener's ``on_partitions_lost``
   runs.
+
+A failed member stays failed: the consumer raises ``failure`` on every call, as the Java
+client raises on every poll. GROUP_AUTHORIZATION_FAILED is the one failure a later poll tries
+to get out of (an ACL may be granted meanwhile, and the Java client looks the coordinator up
+and joins again on each poll): ``on_poll`` sends the member back to UNJOINED, ``failure``
+still set (still raised), until a JoinGroup gets through.
 """
 
 from __future__ import annotations
@@ -33,47 +40,34 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ... import errors as E
 from ...errors import KafkaError, error_for_code
 from ...structs import TopicPartition
 from .assignors import RebalanceProtocol
 
-# Error codes this machine acts on (Kafka's numbering).
+# Error codes this machine acts on, by name from errors.py.
 NONE = 0
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-ILLEGAL_GENERATION = 22
-INCONSISTENT_GROUP_PROTOCOL = 23
-INVALID_GROUP_ID = 24
-UNKNOWN_MEMBER_ID = 25
-INVALID_SESSION_TIMEOUT = 26
-REBALANCE_IN_PROGRESS = 27
-GROUP_AUTHORIZATION_FAILED = 30
-MEMBER_ID_REQUIRED = 79
-GROUP_MAX_SIZE_REACHED = 81
-FENCED_INSTANCE_ID = 82
+COORDINATOR_LOAD_IN_PROGRESS = E.CoordinatorLoadInProgressError.code
+COORDINATOR_NOT_AVAILABLE = E.CoordinatorNotAvailableError.code
+NOT_COORDINATOR = E.NotCoordinatorError.code
+ILLEGAL_GENERATION = E.IllegalGenerationError.code
+INCONSISTENT_GROUP_PROTOCOL = E.InconsistentGroupProtocolError.code
+INVALID_GROUP_ID = E.InvalidGroupIdError.code
+UNKNOWN_MEMBER_ID = E.UnknownMemberIdError.code
+INVALID_SESSION_TIMEOUT = E.InvalidSessionTimeoutError.code
+REBALANCE_IN_PROGRESS = E.RebalanceInProgressError.code
+GROUP_AUTHORIZATION_FAILED = E.GroupAuthorizationFailedError.code
+MEMBER_ID_REQUIRED = E.MemberIdRequiredError.code
+GROUP_MAX_SIZE_REACHED = E.GroupMaxSizeReachedError.code
+FENCED_INSTANCE_ID = E.FencedInstanceIdError.code
 
 _COORDINATOR_ERRORS = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
-_ERROR_NAMES = {
-    COORDINATOR_LOAD_IN_PROGRESS: "COORDINATOR_LOAD_IN_PROGRESS",
-    COORDINATOR_NOT_AVAILABLE: "COORDINATOR_NOT_AVAILABLE",
-    NOT_COORDINATOR: "NOT_COORDINATOR",
-    ILLEGAL_GENERATION: "ILLEGAL_GENERATION",
-    INCONSISTENT_GROUP_PROTOCOL: "INCONSISTENT_GROUP_PROTOCOL",
-    INVALID_GROUP_ID: "INVALID_GROUP_ID",
-    UNKNOWN_MEMBER_ID: "UNKNOWN_MEMBER_ID",
-    INVALID_SESSION_TIMEOUT: "INVALID_SESSION_TIMEOUT",
-    REBALANCE_IN_PROGRESS: "REBALANCE_IN_PROGRESS",
-    GROUP_AUTHORIZATION_FAILED: "GROUP_AUTHORIZATION_FAILED",
-    MEMBER_ID_REQUIRED: "MEMBER_ID_REQUIRED",
-    GROUP_MAX_SIZE_REACHED: "GROUP_MAX_SIZE_REACHED",
-    FENCED_INSTANCE_ID: "FENCED_INSTANCE_ID",
-}
 
 
 def error_name(code: int) -> str:
-    """Kafka's name for an error code this module knows, else the number."""
-    return _ERROR_NAMES.get(code, str(code))
+    """Kafka's name for an error code (errors.py), else the number."""
+    cls = E.for_code(code)
+    return cls.name if cls is not None else str(code)
 
 
 class MemberState(enum.Enum):
@@ -236,11 +230,22 @@ class GroupMembership:
         return [Lose(lost)] if lost else []
 
     def _fail(self, code: int, context: str) -> list[Action]:
+        return self.fail(error_for_code(code, f"{context} failed with {error_name(code)}"))
+
+    def fail(self, error: KafkaError) -> list[Action]:
+        """A fatal error, from a response or found on the way (the coordinator lookup
+        refused, the broker lacks an API): the member stops and owns nothing."""
         self.state = MemberState.FAILED
         self.rejoin_needed = False
-        err = error_for_code(code, f"{context} failed with {error_name(code)}")
-        self.failure = err
-        return [*self._lose_all(), Fail(err)]
+        self.failure = error
+        return [*self._lose_all(), Fail(error)]
+
+    @property
+    def retry_on_poll(self) -> bool:
+        """Failed with GROUP_AUTHORIZATION_FAILED: the next poll tries to join again."""
+        return self.state is MemberState.FAILED and isinstance(
+            self.failure, E.GroupAuthorizationFailedError
+        )
 
     def _generation_error(self, code: int, context: str) -> list[Action]:
         """ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID anywhere."""
@@ -294,6 +299,7 @@ class GroupMembership:
             self.protocol_name = protocol_name
             self.leader_id = leader_id
             self.state = MemberState.SYNCING
+            self.failure = None  # a retry after GROUP_AUTHORIZATION_FAILED got through
             return [SendSync(self.is_leader)]
         if error_code == MEMBER_ID_REQUIRED:
             # KIP-394: the broker hands out the id in the error response; join again with it.
@@ -434,11 +440,17 @@ class GroupMembership:
         self.left_on_poll_timeout = left.poll_timeout
 
     def on_poll(self) -> None:
-        """The application polled: a member that left on poll timeout rejoins."""
+        """The application polled: a member that left on poll timeout rejoins, and one that
+        the group's ACL refused tries again (``failure`` stays until it gets in)."""
         if self.state is MemberState.LEFT and self.left_on_poll_timeout:
             self.state = MemberState.UNJOINED
             self.left_on_poll_timeout = False
             self.request_rejoin("application resumed polling")
+        elif self.retry_on_poll:
+            # Its partitions were lost when it failed; the generation went with them.
+            self._reset_generation(reset_member_id=False)
+            self.state = MemberState.UNJOINED
+            self.request_rejoin("application polled after GROUP_AUTHORIZATION_FAILED")
 
     def on_subscription_change(self) -> None:
         self.request_rejoin("subscription changed")

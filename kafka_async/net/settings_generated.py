@@ -1,0 +1,109 @@
+# Generated from kafka_async/net/settings.py by `make generate`
+# (kafka_async/settings/generate.py): do not edit.
+"""The connection and security settings, typed: ``ClientSettings`` (the keyword arguments of
+every client) and ``ClientFields`` (the fields of its config, checked values).
+
+Both come from ``SCHEMA`` in ``kafka_async.net.settings``, which says
+what each setting means; see :mod:`kafka_async.settings`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from . import sasl
+from .settings import SCHEMA as _SCHEMA
+
+SaslMechanismName = Literal["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+
+
+class ClientSettings(TypedDict, total=False):
+    """The keyword arguments of every client, typed for editors and mypy.
+
+    Values are checked again at run time (``ConfigError`` naming the setting).
+    """
+
+    #: brokers to bootstrap from: 'host:port,...' or a list; no port means 9092, IPv6 in brackets
+    #: (default: "localhost:9092")
+    bootstrap_servers: str | Sequence[str]
+    #: sent with every request (broker logs, quotas); printable ASCII (default: "kafka-async")
+    client_id: str
+    #: deadline of one request, ApiVersions and the SASL exchange included (default: 30000)
+    request_timeout_ms: int
+    #: close a connection idle this long (default: 540000)
+    connections_max_idle_ms: int
+    #: refresh cluster metadata at least this often (default: 300000)
+    metadata_max_age_ms: int
+    #: wait before retrying a failed request (default: 100)
+    retry_backoff_ms: int
+    #: first wait before reconnecting to a broker (doubles per failure) (default: 50)
+    reconnect_backoff_ms: int
+    #: longest wait between reconnects (>= reconnect_backoff_ms) (default: 1000)
+    reconnect_backoff_max_ms: int
+    #: deadline of the TCP connect and TLS handshake (default: 10000)
+    connect_timeout_ms: int
+    #: a response frame announcing more bytes is refused before it is read (default: 100 MiB)
+    max_response_size: int
+    #: 'auto' or the oldest broker expected ('2.8.0'); versions are negotiated per connection either
+    #: way (default: "auto")
+    api_version: str
+    #: PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (default: "PLAINTEXT")
+    security_protocol: SecurityProtocol
+    #: a TLS context you configured (instead of the ssl_* files) (default: None)
+    ssl_context: ssl.SSLContext | None
+    #: CA bundle (PEM) to verify brokers with; None: the system's CAs (default: None)
+    ssl_cafile: str | None
+    #: client certificate chain (PEM) for mutual TLS (default: None)
+    ssl_certfile: str | None
+    #: private key (PEM) of the client certificate, if not in ssl_certfile (default: None)
+    ssl_keyfile: str | None
+    #: password of ssl_keyfile (default: None)
+    ssl_password: str | None
+    #: accept any certificate for any host name (test brokers only; logs a warning) (default: False)
+    ssl_insecure_skip_verify: bool
+    #: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (default: "PLAIN")
+    sasl_mechanism: SaslMechanismName
+    #: user name for PLAIN and SCRAM (default: None)
+    sasl_plain_username: str | None
+    #: password for PLAIN and SCRAM (default: None)
+    sasl_plain_password: str | None
+    #: OAUTHBEARER: an object with async token() (asked at every authentication) (default: None)
+    sasl_oauth_token_provider: sasl.TokenProvider | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientFields:
+    """The connection and security settings as the config holds them: each checked, defaults
+    filled in."""
+
+    bootstrap_servers: str | Sequence[str] = "localhost:9092"
+    client_id: str = "kafka-async"
+    request_timeout_ms: int = 30000
+    connections_max_idle_ms: int = 540000
+    metadata_max_age_ms: int = 300000
+    retry_backoff_ms: int = 100
+    reconnect_backoff_ms: int = 50
+    reconnect_backoff_max_ms: int = 1000
+    connect_timeout_ms: int = 10000
+    max_response_size: int = 104857600
+    api_version: str = "auto"
+    security_protocol: SecurityProtocol = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_password: str | None = field(default=None, repr=False)
+    ssl_insecure_skip_verify: bool = False
+    sasl_mechanism: str = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: str | None = field(default=None, repr=False)
+    sasl_oauth_token_provider: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # Each field checked against its declaration (the config subclass adds the
+        # relations between fields).
+        _SCHEMA.validate(self)

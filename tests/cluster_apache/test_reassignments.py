@@ -1,0 +1,164 @@
+"""Partition reassignment (KIP-455) through our admin client and the ``kafka-async reassign``
+command, on the three-node cluster: a move completes (replicas and leader as asked, the data
+still there), a move that cannot complete is listed with what it adds and removes and can be
+cancelled, refusals are typed item errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+
+import anyio
+import pytest
+
+from kafka_async import AdminClient, Consumer, NewTopic, Producer
+from kafka_async.errors import (
+    InvalidReplicaAssignmentError,
+    NoReassignmentInProgressError,
+)
+from kafka_async.structs import TopicPartition
+from kafka_async.testing.apache import ApacheKafka
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(600)]
+
+
+async def _topic(cluster: ApacheKafka, assignment: Mapping[int, Sequence[int]]) -> str:
+    name = f"ra-{uuid.uuid4().hex[:10]}"
+    async with AdminClient(cluster.bootstrap_servers) as admin:
+        await admin.create_topics(
+            [NewTopic(name, replica_assignment=assignment)], raise_on_error=True
+        )
+    await cluster.await_in_sync(name, timeout=60)
+    return name
+
+
+async def _replicas(cluster: ApacheKafka, topic: str, partition: int) -> list[int]:
+    replicas, _ = await anyio.to_thread.run_sync(cluster.replicas_of, topic, partition)
+    return replicas
+
+
+async def _until_moved(
+    admin: AdminClient, cluster: ApacheKafka, tp: TopicPartition, target: list[int]
+) -> None:
+    """Poll until the controller no longer lists the move and metadata shows the target."""
+    with anyio.fail_after(60):
+        while True:
+            moving = await admin.list_partition_reassignments([tp])
+            if not moving and sorted(await _replicas(cluster, tp.topic, tp.partition)) == sorted(
+                target
+            ):
+                return
+            await anyio.sleep(0.2)
+
+
+async def test_move_completes_and_refusals_are_item_errors(apache_cluster: ApacheKafka) -> None:
+    cluster = apache_cluster
+    topic = await _topic(cluster, {0: [1, 2], 1: [2, 3]})
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    async with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        for i in range(20):
+            await producer.send(topic, b"v%d" % i, partition=0)
+    async with AdminClient(cluster.bootstrap_servers) as admin:
+        assert await admin.list_partition_reassignments([tp0, tp1]) == {}
+        # Partition 0 moves off node 1, its leader: leadership moves to a target replica.
+        result = await admin.alter_partition_reassignments({tp0: [3, 2], tp1: [2, 99]})
+        assert result[tp0].error is None
+        assert isinstance(result[tp1].error, InvalidReplicaAssignmentError), result[tp1]
+        await _until_moved(admin, cluster, tp0, [2, 3])
+        assert await anyio.to_thread.run_sync(cluster.leader_of, topic, 0) in (2, 3)
+        # Nothing to cancel now: a typed item error, not a failure of the call.
+        cancel = await admin.alter_partition_reassignments({tp0: None})
+        assert isinstance(cancel[tp0].error, NoReassignmentInProgressError), cancel[tp0]
+        # The replication factor guard (v1): [2,3] -> [1] changes the count.
+        guarded = await admin.alter_partition_reassignments(
+            {tp0: [1]}, allow_replication_factor_change=False
+        )
+        assert guarded[tp0].error is not None
+        assert await _replicas(cluster, topic, 0) in ([2, 3], [3, 2])
+    # The data came along: every record, in order, from the new replicas.
+    consumer: Consumer[bytes, bytes] = Consumer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    async with consumer:
+        consumer.assign([tp0])
+        got: list[bytes | None] = []
+        with anyio.fail_after(30):
+            while len(got) < 20:
+                for records in (await consumer.getmany(timeout_ms=500)).values():
+                    got.extend(r.value for r in records)
+    assert got == [b"v%d" % i for i in range(20)]
+
+
+async def test_move_in_progress_is_listed_and_cancelled(apache_cluster: ApacheKafka) -> None:
+    """A move onto a node that is down cannot complete: the controller lists it (replicas,
+    adding, removing) until it is cancelled, which restores the old replicas."""
+    cluster = apache_cluster
+    topic = await _topic(cluster, {0: [2, 3]})
+    tp = TopicPartition(topic, 0)
+    await cluster.akill_node(1)
+    try:
+        async with AdminClient(cluster.bootstrap_servers) as admin:
+            result = await admin.alter_partition_reassignments({tp: [3, 1]})
+            assert result[tp].error is None, result[tp]
+            ongoing = await admin.list_partition_reassignments()
+            assert tp in ongoing, ongoing
+            move = ongoing[tp]
+            assert sorted(move.replicas) == [1, 2, 3]
+            assert move.adding_replicas == (1,)
+            assert move.removing_replicas == (2,)
+            assert move.target_replicas == (3, 1)
+            # Listing by partition agrees; another topic's partition is simply absent.
+            assert await admin.list_partition_reassignments([tp]) == {tp: move}
+            assert await admin.list_partition_reassignments([TopicPartition("nope", 0)]) == {}
+            cancel = await admin.alter_partition_reassignments({tp: None})
+            assert cancel[tp].error is None, cancel[tp]
+            with anyio.fail_after(30):
+                while await admin.list_partition_reassignments([tp]):  # noqa: ASYNC110
+                    await anyio.sleep(0.2)
+            assert sorted(await _replicas(cluster, topic, 0)) == [2, 3]
+    finally:
+        await cluster.astart_node(1)
+
+
+_ENV = {**os.environ, "NO_COLOR": "1", "KAFKA_BOOTSTRAP_SERVERS": "", "PYTHONUNBUFFERED": "1"}
+
+
+def _cli(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_async.cli", "-b", bootstrap, "--timeout", "30", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_ENV,
+        check=False,
+    )
+
+
+async def test_cli_reassign_start_wait_list_cancel(apache_cluster: ApacheKafka) -> None:
+    cluster = apache_cluster
+    topic = await _topic(cluster, {0: [1, 2]})
+    boot = cluster.bootstrap_servers
+    started = await anyio.to_thread.run_sync(
+        _cli, boot, "reassign", "start", f"{topic}:0=2,3", "--wait"
+    )
+    assert started.returncode == 0, (started.stdout, started.stderr)
+    said = started.stdout + started.stderr
+    assert f"{topic}:0: moving to 2,3" in said
+    assert "done in" in said
+    assert sorted(await _replicas(cluster, topic, 0)) == [2, 3]
+    listed = await anyio.to_thread.run_sync(_cli, boot, "reassign", "list", topic)
+    assert listed.returncode == 0, (listed.stdout, listed.stderr)
+    assert "no partition is being moved" in listed.stdout + listed.stderr
+    # Cancelling what is not moving: exit 1, the broker's reason on one line.
+    cancel = await anyio.to_thread.run_sync(_cli, boot, "reassign", "cancel", f"{topic}:0")
+    assert cancel.returncode == 1, (cancel.stdout, cancel.stderr)
+    assert "NO_REASSIGNMENT_IN_PROGRESS" in cancel.stdout + cancel.stderr
+    # Usage errors are exit 2 and name the problem.
+    bad = await anyio.to_thread.run_sync(_cli, boot, "reassign", "start", f"{topic}:0=2,x")
+    assert bad.returncode == 2, (bad.stdout, bad.stderr)
+    assert "broker ids" in bad.stderr
