@@ -931,8 +931,15 @@ class Fetcher:
             top = conn.version_for(FETCH, 4, MAX_FETCH_VERSION)
         except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
             return self._failed(node_id, session, wanted, exc)
+        # The assignment may have changed while we waited for the connection (a revoked
+        # partition, a fenced member losing everything): ask only for what is still ours.
+        assignment = self._subs.assignment
+        if any(tp not in assignment for tp in wanted):
+            wanted = {tp: pf for tp, pf in wanted.items() if tp in assignment}
+            if not wanted:
+                return True
         plan, version, ids = self._plan(session, wanted, top)
-        epochs = {tp: self._subs.assignment[tp].epoch for tp in plan.fetching}
+        epochs = {tp: assignment[tp].epoch for tp in plan.fetching}
         body = self._build_request(plan)
         started = time.monotonic()
         self.fetch_requests += 1
