@@ -473,3 +473,56 @@ def test_position_validation_transitions() -> None:
     assert strict.note_leader_epoch(T1, 5)
     strict.skip_validation(T1, s1.epoch)
     assert strict.fetchable() == [T1]
+
+
+@pytest.mark.anyio
+async def test_fetch_skips_partitions_revoked_while_connecting() -> None:
+    """Regression: a partition revoked (a fenced KIP-848 member losing everything) while
+    the fetch waited for its connection was still planned, and looking up its state
+    raised KeyError, which stopped the consumer. Only what is still assigned is asked for;
+    with nothing left the round ends quietly."""
+    import anyio
+
+    from kafka_async.errors import KafkaConnectionError
+
+    class _Meta2(_Meta):
+        topics: dict[str, Any] = {}
+
+    class _Conn:
+        sent: list[set[TP]] = []
+
+        def version_for(self, api: Any, lo: int, hi: int) -> int:
+            return 12
+
+        async def request(self, api: Any, body: Any, **kw: Any) -> Any:
+            self.sent.append({TP(t.topic, p.partition) for t in body.topics for p in t.partitions})
+            raise KafkaConnectionError("closed by the test")
+
+    gate = anyio.Event()
+
+    class _Slow(_NoNetwork):
+        metadata = _Meta2()
+
+        async def connection(self, node_id: int, purpose: str) -> _Conn:
+            await gate.wait()
+            return _Conn()
+
+        def request_metadata_update(self) -> None:
+            pass
+
+    subs = SubscriptionState("earliest")
+    subs.assign_from_user([T0, T1])
+    subs.seek(T0, 0)
+    subs.seek(T1, 0)
+    f = Fetcher(_Slow(), subs, config(), Signal())  # type: ignore[arg-type]
+    wanted = {tp: PartitionFetch(0, 1 << 20) for tp in (T0, T1)}
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(f._fetch_once, 1, FetchSession(1), wanted)
+            await anyio.wait_all_tasks_blocked()
+            subs.remove([T1])  # revoked while the fetch waits for its connection
+            gate.set()
+        assert _Conn.sent == [{T0}]
+        subs.remove([T0])  # nothing assigned any more: no request at all
+        assert await f._fetch_once(1, FetchSession(1), wanted)
+        assert _Conn.sent == [{T0}]
