@@ -357,6 +357,11 @@ class ClusterClient:
         updated.set()
         return moved
 
+    def metadata_update_event(self) -> anyio.Event:
+        """The event the next installed snapshot (a refresh or a leader hint) sets; take it
+        before checking the metadata so an update in between is not missed."""
+        return self._updated
+
     async def wait_for_metadata_update(
         self,
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline for the wait

@@ -33,3 +33,20 @@ class Signal:
             await ev.wait()
             return True
         return False
+
+
+async def wait_any(events: tuple[anyio.Event, ...], timeout: float | None) -> bool:  # noqa: ASYNC109
+    """Wait until one of ``events`` is set; False when ``timeout`` passes first."""
+    if any(e.is_set() for e in events):
+        return True
+    with anyio.move_on_after(timeout):
+        async with anyio.create_task_group() as tg:
+
+            async def one(event: anyio.Event) -> None:
+                await event.wait()
+                tg.cancel_scope.cancel()
+
+            for event in events:
+                tg.start_soon(one, event)
+        return True
+    return False

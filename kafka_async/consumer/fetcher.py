@@ -83,7 +83,7 @@ from ..protocol.apis.fetch import (
 )
 from ..records.batch import RecordBatch, consumer_records_for, decode_batches
 from ..structs import ConsumerRecord, TopicPartition
-from ._signal import Signal
+from ._signal import Signal, wait_any
 from .config import ConsumerConfig
 from .errors import LogTruncationError
 from .fetch_session import FetchPlan, FetchSession, PartitionFetch
@@ -806,6 +806,7 @@ class Fetcher:
             task_status.started()
             while True:
                 event = self._changed.current()
+                updated = self._client.metadata_update_event()
                 nodes, unknown = self._leaders()
                 if unknown:
                     self._client.request_metadata_update()
@@ -815,7 +816,12 @@ class Fetcher:
                             node, enabled=self._config.enable_fetch_sessions
                         )
                         tg.start_soon(self._node_loop, node)
-                await self._changed.wait(backoff if unknown else 1.0, event)
+                if unknown:
+                    # A partition without a known leader: start its fetch as soon as the
+                    # metadata names one (retry_backoff_ms at most between looks).
+                    await wait_any((event, updated), backoff)
+                else:
+                    await self._changed.wait(1.0, event)
 
     async def _node_loop(self, node_id: int) -> None:
         session = self._loops[node_id]

@@ -328,3 +328,32 @@ async def test_reads_at_the_version_the_broker_and_the_metadata_allow(
     assert got[:15] == [b"r%d" % i for i in range(15)]
     assert seen == {expected}
     assert set(stats["fetches_by_version"]) == {expected}
+
+
+@pytest.mark.anyio
+async def test_fetch_starts_when_metadata_names_the_leader_not_a_backoff_later() -> None:
+    """A partition assigned before its leader is known: the fetch loop for the leader starts
+    as soon as the metadata naming it is installed, not one retry_backoff_ms later (here a
+    minute, so only the wake-up can pass within the deadline)."""
+    client = ClusterClient(ClientConfig(retry_backoff_ms=60_000))
+    subs = SubscriptionState("earliest")
+    subs.assign_from_user([A0])
+    subs.seek(A0, 0)
+    f = Fetcher(client, subs, ConsumerConfig(client=client.config), Signal())
+    started = anyio.Event()
+
+    async def node_loop(node_id: int) -> None:
+        started.set()
+        await anyio.sleep_forever()
+
+    f._node_loop = node_loop  # type: ignore[method-assign]
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(f.run)
+            await anyio.wait_all_tasks_blocked()
+            assert not started.is_set()  # no leader known yet
+            client._metadata = _metadata({"a": ID_A})
+            updated, client._updated = client._updated, anyio.Event()
+            updated.set()
+            await started.wait()
+            tg.cancel_scope.cancel()
