@@ -21,14 +21,15 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from anyio.from_thread import start_blocking_portal
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..cluster import ClusterClient
 from ..consumer import Consumer
 from ..consumer.errors import NoOffsetForPartitionError
-from ..errors import ConfigError, KafkaTimeoutError, OffsetOutOfRangeError
+from ..errors import ConfigError, KafkaError, KafkaTimeoutError, OffsetOutOfRangeError
 from ..net.config import ClientConfig
 from ..structs import ConsumerRecord, TopicPartition
+from .consumer_pool import PooledConsumer, shared
 from .options import SinkOptions, SourceOptions, Subscription
 from .planning import (
     DataLossError,
@@ -326,15 +327,37 @@ class _RangeReader:
     """Reads ``[rng.start, rng.end)`` of one partition in chunks, each under a deadline."""
 
     def __init__(
-        self, consumer: Consumer[bytes, bytes], rng: OffsetRange, opts: SourceOptions
+        self,
+        consumer: Consumer[bytes, bytes],
+        rng: OffsetRange,
+        opts: SourceOptions,
+        pooled: PooledConsumer | None = None,
     ) -> None:
         self._consumer = consumer
         self._rng = rng
         self._tp = rng.topic_partition
         self._opts = opts
         self._next = rng.start
+        self._pooled = pooled
 
     async def start(self) -> None:
+        pooled = self._pooled
+        if pooled is not None and pooled.reused and pooled.topic_id is not None:
+            # A consumer from the pool, on the same topic as when it was first used (the pool
+            # checked its id). Where the range starts at its position, what it prefetched
+            # past the last range is this range's beginning: read on, no seek.
+            try:
+                position = await self._consumer.position(self._tp, timeout_ms=0)
+            except KafkaError:
+                position = None
+            if position == self._next:
+                pooled.contiguous = True
+                return
+        await self._seek_start()
+        if pooled is not None:
+            pooled.remember_topic_id()
+
+    async def _seek_start(self) -> None:
         # Looking the earliest offset up first teaches the consumer the partition's leader:
         # a partition assigned before its leader is known is first fetched only after the
         # consumer's retry backoff (100 ms by default), which a short range (a streaming
@@ -420,21 +443,36 @@ class _RangeReader:
 
 
 def read_range(opts: SourceOptions, rng: OffsetRange) -> Generator[Any, None, None]:
-    """Arrow record batches of exactly the records in ``rng`` (a Spark task's ``read``)."""
+    """Arrow record batches of exactly the records in ``rng`` (a Spark task's ``read``).
+
+    The consumer comes from this process's pool (``consumer_pool``) and goes back to it
+    after the range, unless ``kafkaConsumer.useConsumerCache`` is false: then the task opens
+    its own consumer and event loop and closes both at its end.
+    """
     if rng.size == 0:
+        return
+    if opts.use_consumer_cache:
+        with shared().lease(opts, rng.topic_partition) as (portal, pooled):
+            reader = _RangeReader(pooled.consumer, rng, opts, pooled)
+            yield from _read_chunks(portal, reader, opts, rng)
         return
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(_consumer(opts.consumer_config)) as consumer,
     ):
-        reader = _RangeReader(consumer, rng, opts)
-        portal.call(reader.start)
-        while True:
-            records = portal.call(reader.chunk)
-            if records is None:
-                return
-            if records:
-                yield records_to_arrow(records, opts.include_headers, rng.topic)
+        yield from _read_chunks(portal, _RangeReader(consumer, rng, opts), opts, rng)
+
+
+def _read_chunks(
+    portal: BlockingPortal, reader: _RangeReader, opts: SourceOptions, rng: OffsetRange
+) -> Generator[Any, None, None]:
+    portal.call(reader.start)
+    while True:
+        records = portal.call(reader.chunk)
+        if records is None:
+            return
+        if records:
+            yield records_to_arrow(records, opts.include_headers, rng.topic)
 
 
 # --------------------------------------------------------------------------------------------

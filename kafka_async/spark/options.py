@@ -30,6 +30,12 @@ LATEST = -1
 OffsetSpec: TypeAlias = Literal["earliest", "latest"] | dict[TopicPartition, int]
 
 _DEFAULT_POLL_TIMEOUT_MS = 120_000
+#: Consumer pool bounds, Spark's defaults for ``spark.kafka.consumer.cache.capacity`` and
+#: ``spark.kafka.consumer.cache.timeout``.
+_DEFAULT_CACHE_CAPACITY = 64
+_DEFAULT_CACHE_TIMEOUT_MS = 300_000
+_DURATION_RE = re.compile(r"(\d+)\s*(ms|s|m|min|h)?")
+_DURATION_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
 
 # Java client config names -> our keyword names, where they differ from the mechanical
 # "dots to underscores" rule or where only one of the two clients takes them.
@@ -129,6 +135,20 @@ def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
     if text in ("false", "0", "no"):
         return False
     raise ConfigError(f"option {name!r} must be true or false, got {raw!r}")
+
+
+def _duration_ms(opts: Mapping[str, str], name: str) -> int | None:
+    """A duration as Spark's time settings take it: ``300000``, ``300s``, ``5m`` (bare = ms)."""
+    raw = opts.get(name.lower())
+    if raw is None:
+        return None
+    match = _DURATION_RE.fullmatch(raw.strip().lower())
+    if match is None or int(match.group(1)) <= 0:
+        raise ConfigError(
+            f"option {name!r} must be a positive duration such as 300000 (ms), 300s or 5m, "
+            f"got {raw!r}"
+        )
+    return int(match.group(1)) * _DURATION_UNIT_MS[match.group(2)]
 
 
 def _client_value(java_key: str, raw: str) -> object:
@@ -355,6 +375,13 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     poll_timeout_ms: int = _DEFAULT_POLL_TIMEOUT_MS
+    #: Read tasks borrow their consumer from the worker process's pool (``consumer_pool``)
+    #: and give it back, instead of opening and closing one per task.
+    use_consumer_cache: bool = True
+    #: Most consumers the pool of one worker process keeps (least recently used go first).
+    consumer_cache_capacity: int = _DEFAULT_CACHE_CAPACITY
+    #: How long a consumer may sit unused in the pool before it is closed.
+    consumer_cache_timeout_ms: int = _DEFAULT_CACHE_TIMEOUT_MS
     #: Keyword arguments for our clients; may hold SASL passwords, so kept out of repr().
     consumer_config: dict[str, object] = field(default_factory=dict, repr=False)
 
@@ -441,6 +468,11 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         include_headers=_bool(opts, "includeHeaders", False),
         poll_timeout_ms=_positive_int(opts, "kafkaConsumer.pollTimeoutMs")
         or _DEFAULT_POLL_TIMEOUT_MS,
+        use_consumer_cache=_bool(opts, "kafkaConsumer.useConsumerCache", True),
+        consumer_cache_capacity=_positive_int(opts, "kafkaConsumer.cache.capacity")
+        or _DEFAULT_CACHE_CAPACITY,
+        consumer_cache_timeout_ms=_duration_ms(opts, "kafkaConsumer.cache.timeout")
+        or _DEFAULT_CACHE_TIMEOUT_MS,
         consumer_config=client_config(opts, "consumer"),
     )
 

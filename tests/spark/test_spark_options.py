@@ -227,3 +227,44 @@ def test_passwords_stay_out_of_repr() -> None:
     secret = {"kafka.sasl.plain.password": "hunter2", **BASE}
     assert "hunter2" not in repr(parse_source_options({**secret, "subscribe": "t"}, streaming=True))
     assert "hunter2" not in repr(parse_sink_options(secret))
+
+
+def test_consumer_pool_options() -> None:
+    opts = parse_source_options({**BASE, "subscribe": "a"}, streaming=True)
+    assert opts.use_consumer_cache is True
+    assert opts.consumer_cache_capacity == 64
+    assert opts.consumer_cache_timeout_ms == 300_000
+    opts = parse_source_options(
+        {
+            **BASE,
+            "subscribe": "a",
+            "kafkaConsumer.useConsumerCache": "false",
+            "kafkaconsumer.cache.capacity": "8",
+            "kafkaConsumer.cache.timeout": "90s",
+        },
+        streaming=False,
+    )
+    assert opts.use_consumer_cache is False
+    assert opts.consumer_cache_capacity == 8
+    assert opts.consumer_cache_timeout_ms == 90_000
+    for text, ms in (("1500", 1500), ("250ms", 250), ("5m", 300_000), ("2min", 120_000)):
+        got = parse_source_options(
+            {**BASE, "subscribe": "a", "kafkaConsumer.cache.timeout": text}, streaming=True
+        )
+        assert got.consumer_cache_timeout_ms == ms
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("kafkaConsumer.useConsumerCache", "maybe"),
+        ("kafkaConsumer.cache.capacity", "0"),
+        ("kafkaConsumer.cache.capacity", "many"),
+        ("kafkaConsumer.cache.timeout", "0"),
+        ("kafkaConsumer.cache.timeout", "-5s"),
+        ("kafkaConsumer.cache.timeout", "5 days"),
+    ],
+)
+def test_consumer_pool_options_refused(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        parse_source_options({**BASE, "subscribe": "a", name: value}, streaming=True)
