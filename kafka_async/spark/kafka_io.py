@@ -1,15 +1,17 @@
 """The I/O edge of the Spark source and sink: every call that talks to Kafka.
 
 Spark calls a data source synchronously, on the driver (planning, streaming offsets) and in
-executor tasks (reading a range, writing rows). Each such call gets an event loop of its own
-and nothing outlives it: the reader and writer objects Spark pickles to executors hold only
-parsed options, never a connection or a loop.
+executor tasks (reading a range, writing rows). The reader and writer objects Spark pickles
+to executors hold only parsed options, never a connection or a loop.
 
 * Driver calls are short: :func:`run` wraps them in ``anyio.run`` under a deadline.
-* A task's read or write streams: :func:`read_range` and :func:`write_rows` run our client in
-  a blocking portal (an event loop in a helper thread owned by the task) so records flow in
-  bounded chunks instead of being collected whole. Closing the generator, which Spark does
-  when a ``limit`` is satisfied, closes the client and ends the loop.
+* A task's read streams: :func:`read_range` borrows a consumer from the worker process's pool
+  (:mod:`.consumer_pool`, one long-lived event loop per process) and calls it through that
+  pool's blocking portal, so records flow in bounded chunks instead of being collected whole.
+  The consumer goes back to the pool when the range is read or Spark closes the generator
+  early (a ``limit`` was satisfied); a failed read closes it. With the pool switched off the
+  task runs its own consumer in its own portal and closes both.
+* A task's write: :func:`write_rows` runs a producer in a blocking portal owned by the task.
 """
 
 from __future__ import annotations

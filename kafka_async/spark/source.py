@@ -4,7 +4,8 @@ Imported only through :func:`kafka_async.spark.register` (it needs pyspark). Wha
 with these objects, and so what they may hold:
 
 * ``KafkaDataSource`` and its readers/writers are pickled from the driver to executors, so
-  they keep parsed options only; every Kafka call opens and closes its own client.
+  they keep parsed options only. Driver calls and write tasks open and close their own
+  client; read tasks borrow a consumer from their worker process's pool (``consumer_pool``).
 * The streaming reader lives in a long-running Python process on the driver; it remembers
   just the Trigger.AvailableNow target. Its ``stop()`` may never be called, which is harmless
   since it holds no resource.

@@ -186,6 +186,42 @@ def test_streaming_micro_batches_and_restart_from_checkpoint(
     assert {(r.partition, r.value) for r in rows} == {(p, v) for p, _k, v, _h, _t in first + more}
 
 
+def test_streaming_with_pooled_consumers_reads_every_record_once(
+    spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
+) -> None:
+    """Many micro-batches per partition: the Python workers keep their consumers (and what
+    they prefetched past each batch's end) from one batch to the next; the query still gets
+    every record exactly once, in micro-batches of the planned sizes."""
+    topic, first = _fill(new_topic, ck_produce, kafka_broker, 3, 200)
+    name = f"pool_{topic.replace('-', '_')}"
+    query = (
+        spark.readStream.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "70")
+        .option("kafkaConsumer.useConsumerCache", "true")
+        .option("kafkaConsumer.cache.capacity", "2")  # fewer than the partitions: evictions
+        .load()
+        .select("partition", "offset", "value")
+        .writeStream.format("memory")
+        .queryName(name)
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(180)
+    assert query.exception() is None
+    sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+    assert sizes == [70] * 8 + [40], sizes
+    rows = spark.sql(f"select * from {name}").collect()
+    seen = Counter((r.partition, r.offset) for r in rows)
+    assert set(seen.values()) == {1}, "a record was read twice"
+    assert sorted(seen) == [(p, i) for p in range(3) for i in range(200)]
+    assert {(r.partition, r.offset, r.value) for r in rows} == {
+        (p, int(v.decode().split("-")[1]), v) for p, _k, v, _h, _t in first
+    }
+
+
 def test_streaming_starting_offsets_json_and_latest(
     spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
 ) -> None:
