@@ -7,7 +7,11 @@ with our producer, reads them once with the plain ``Consumer`` (the ceiling a Sp
 running that consumer can approach), and then, for each source in a fresh process with its
 own SparkSession (``--rounds`` times, interleaved):
 
-* ``format("kafka_async")``: our data source (Python Data Source API, Python workers);
+* ``format("kafka_async")``: our data source (Python Data Source API, Python workers), its
+  read tasks' consumers pooled per Python worker as in a default setup;
+* ``kafka_async_nopool`` (only when named in ``--sources``): the same with
+  ``kafkaConsumer.useConsumerCache=false``, one consumer per task (the source before the
+  pool), to compare the two in one run;
 * ``format("kafka")``: Spark's connector, ``spark-sql-kafka-0-10`` for the installed Spark
   and Scala versions, fetched from Maven Central by Spark itself (``spark.jars.packages``);
 * ``format("bench_no_kafka")``: a Python data source with the same columns that reads no
@@ -39,7 +43,8 @@ Spark version (PyPI can be ahead of it), the newest connector release of the sam
 version below it is used, and the table says so. ``--connector-version`` picks one.
 
 Options: ``--records N``, ``--partitions P``, ``--max-offsets N``, ``--rounds N`` (default
-2), ``--sources kafka_async,spark,ceiling``, ``--driver-memory``, ``--markdown``. Figures,
+2), ``--sources kafka_async,spark,ceiling`` (the default; ``kafka_async_nopool`` may be
+added), ``--driver-memory``, ``--markdown``. Figures,
 not pass/fail.
 """
 
@@ -64,13 +69,21 @@ import anyio
 from benchmarks import _common
 from kafka_async import Consumer, Producer, TopicPartition
 
-SOURCES = ("kafka_async", "spark", "ceiling")
+SOURCES = ("kafka_async", "kafka_async_nopool", "spark", "ceiling")
+#: What ``--sources`` selects by default (the no-pool variant is asked for by name).
+DEFAULT_SOURCES = ("kafka_async", "spark", "ceiling")
 LABELS = {
     "kafka_async": "kafka_async data source",
+    "kafka_async_nopool": "kafka_async without consumer pool",
     "spark": "Spark's Kafka connector",
     "ceiling": "Python data source without Kafka",
 }
-FORMATS = {"kafka_async": "kafka_async", "spark": "kafka", "ceiling": "bench_no_kafka"}
+FORMATS = {
+    "kafka_async": "kafka_async",
+    "kafka_async_nopool": "kafka_async",
+    "spark": "kafka",
+    "ceiling": "bench_no_kafka",
+}
 RECORDS = 1_000_000
 PARTITIONS = 4
 MAX_OFFSETS = 200_000
@@ -203,7 +216,7 @@ def _session(args: argparse.Namespace) -> Any:
         )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if args.child == "kafka_async":
+    if args.child in ("kafka_async", "kafka_async_nopool"):
         from kafka_async.spark import register
 
         register(spark)
@@ -327,6 +340,8 @@ def _load(spark: Any, args: argparse.Namespace, streaming: bool) -> Any:
         reader = reader.option("kafka.bootstrap.servers", args.bootstrap).option(
             "subscribe", args.topic
         )
+    if args.child == "kafka_async_nopool":
+        reader = reader.option("kafkaConsumer.useConsumerCache", "false")
     if streaming:
         reader = reader.option("startingOffsets", "earliest").option(
             "maxOffsetsPerTrigger", str(args.max_offsets)
@@ -477,7 +492,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--driver-memory", default=None)
     parser.add_argument("--max-offsets", type=int, default=MAX_OFFSETS)
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "2")))
-    parser.add_argument("--sources", default=",".join(SOURCES))
+    parser.add_argument("--sources", default=",".join(DEFAULT_SOURCES))
     parser.add_argument("--connector-version", default=None)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--broker", choices=_common.BROKERS, default=None)
@@ -549,6 +564,7 @@ def main(argv: list[str] | None = None) -> None:
         for a, b, title in (
             ("kafka_async", "spark", "ours/Spark's"),
             ("kafka_async", "ceiling", "ours/no-Kafka"),
+            ("kafka_async", "kafka_async_nopool", "pool/no pool"),
         )
         if a in rates and b in rates
     ]

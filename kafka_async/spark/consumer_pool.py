@@ -35,7 +35,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -328,8 +327,8 @@ class _LoopThread:
             return
         try:
             portal.start_task_soon(portal.stop, True).result(timeout)
-        except (FutureTimeout, RuntimeError):
-            pass  # the loop is gone or stuck: the daemon thread dies with the process
+        except Exception as exc:  # gone, stuck or cancelled: the daemon thread dies with us
+            log.debug("stopping the consumer pool's event loop: %r", exc)
         self._thread.join(timeout)
 
 
@@ -459,7 +458,7 @@ class ConsumerPool:
             return
         try:
             loop.portal.start_task_soon(_close_all, out).result(timeout)
-        except (FutureTimeout, RuntimeError) as exc:
+        except Exception as exc:
             log.warning("closing the pooled consumers did not finish: %r", exc)
 
     def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT_S) -> None:
