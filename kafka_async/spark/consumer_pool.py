@@ -278,6 +278,19 @@ async def _usable(item: PooledConsumer) -> bool:
         # No topic ids to compare (an older broker): the buffered records cannot be told
         # from a recreated topic's, so the reader seeks, which drops them.
         item.topic_id = None
+    item.consumer.resume(item.tp)
+    return True
+
+
+async def _park(item: PooledConsumer) -> bool:
+    """Pause the partition of a consumer going back to the pool: what it fetched past the
+    range stays buffered for the next one, and it fetches nothing more while it waits (work
+    a range starting elsewhere would throw away, taken from the tasks that run meanwhile)."""
+    try:
+        item.consumer.pause(item.tp)
+    except Exception as exc:
+        log.info("%s: cannot pause the consumer (%r): closing it", item.tp, exc)
+        return False
     return True
 
 
@@ -432,6 +445,11 @@ class ConsumerPool:
                 self._book.stats.contiguous += 1
         item.reused = True
         item.contiguous = False
+        if not portal.call(_park, item):
+            with self._lock:
+                self._book.discard()
+            portal.call(_close, item.consumer)
+            return
         with self._lock:
             out = self._book.give_back(key, item, self._clock())
         if out:
