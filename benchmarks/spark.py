@@ -11,7 +11,9 @@ own SparkSession (``--rounds`` times, interleaved):
   read tasks' consumers pooled per Python worker as in a default setup;
 * ``kafka_async_nopool`` (only when named in ``--sources``): the same with
   ``kafkaConsumer.useConsumerCache=false``, one consumer per task (the source before the
-  pool), to compare the two in one run;
+  pool), to compare the two in one run. With it the parent also times
+  ``kafka_io.read_range`` alone (no Spark) over one partition's share of a micro-batch,
+  micro-batch after micro-batch, with and without the pool;
 * ``format("kafka")``: Spark's connector, ``spark-sql-kafka-0-10`` for the installed Spark
   and Scala versions, fetched from Maven Central by Spark itself (``spark.jars.packages``);
 * ``format("bench_no_kafka")``: a Python data source with the same columns that reads no
@@ -435,6 +437,42 @@ async def _consume(bootstrap: str, topic: str, records: int, partitions: int) ->
         return time.perf_counter() - start
 
 
+def _task_costs(
+    bootstrap: str, topic: str, records: int, partitions: int, max_offsets: int
+) -> dict[str, list[float]]:
+    """Milliseconds per read task outside Spark: ``kafka_io.read_range`` of one partition's
+    share of a micro-batch, micro-batch after micro-batch, with the consumer pool and
+    without (one consumer and event loop per task, as before the pool)."""
+    from kafka_async.spark import consumer_pool, kafka_io
+    from kafka_async.spark.options import parse_source_options
+    from kafka_async.spark.planning import OffsetRange
+
+    share = max(1, max_offsets // partitions)
+    per_partition = records // partitions
+    out: dict[str, list[float]] = {"pool_first": [], "pool": [], "no_pool": []}
+    for pooled in (True, False):
+        opts = parse_source_options(
+            {
+                "kafka.bootstrap.servers": bootstrap,
+                "subscribe": topic,
+                "kafkaConsumer.useConsumerCache": str(pooled).lower(),
+            },
+            streaming=True,
+        )
+        for p in range(partitions):
+            for k, start in enumerate(range(0, per_partition, share)):
+                rng = OffsetRange(topic, p, start, min(start + share, per_partition))
+                began = time.perf_counter()
+                rows = sum(batch.num_rows for batch in kafka_io.read_range(opts, rng))
+                elapsed = (time.perf_counter() - began) * 1000
+                if rows != rng.size:
+                    raise RuntimeError(f"read_range gave {rows:,} rows for {rng}")
+                key = "no_pool" if not pooled else ("pool_first" if k == 0 else "pool")
+                out[key].append(elapsed)
+    consumer_pool.shared().clear()
+    return out
+
+
 def _run_child(source: str, args: argparse.Namespace, bootstrap: str, topic: str) -> Any:
     cmd = _common.python_child(
         "benchmarks.spark",
@@ -530,6 +568,11 @@ def main(argv: list[str] | None = None) -> None:
             flush=True,
         )
         plain = n / anyio.run(_consume, broker.bootstrap, topic, n, parts)
+        tasks = (
+            _task_costs(broker.bootstrap, topic, n, parts, args.max_offsets)
+            if "kafka_async_nopool" in sources
+            else None
+        )
         runs: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
         errors: dict[str, str] = {}
         loads = []
@@ -557,7 +600,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     if "spark" in runs:
         print(f"Spark's connector: {args.package}" + (f" ({note})" if note else ""))
-    print(f"plain Consumer getmany (one process, no Spark): {plain:,.0f} records/s\n")
+    print(f"plain Consumer getmany (one process, no Spark): {plain:,.0f} records/s")
+    if tasks is not None:
+        ms = "{:,.1f}"
+        print(
+            f"read_range per task, {args.max_offsets // parts:,} records (one partition's share "
+            f"of a micro-batch; one process, no Spark), ms: pooled consumer "
+            f"{_common.spread(tasks['pool'], ms)}, first task of a partition "
+            f"{_common.spread(tasks['pool_first'], ms)}; without the pool "
+            f"{_common.spread(tasks['no_pool'], ms)}"
+        )
+    print()
     headers = ["read", *(f"{LABELS[s]} records/s" for s in rates)]
     ratios = [
         (a, b, title)

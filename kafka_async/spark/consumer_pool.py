@@ -278,14 +278,16 @@ async def _usable(item: PooledConsumer) -> bool:
         # No topic ids to compare (an older broker): the buffered records cannot be told
         # from a recreated topic's, so the reader seeks, which drops them.
         item.topic_id = None
-    item.consumer.resume(item.tp)
     return True
 
 
 async def _park(item: PooledConsumer) -> bool:
     """Pause the partition of a consumer going back to the pool: what it fetched past the
     range stays buffered for the next one, and it fetches nothing more while it waits (work
-    a range starting elsewhere would throw away, taken from the tasks that run meanwhile)."""
+    a range starting elsewhere would throw away, taken from the tasks that run meanwhile).
+    The next reader resumes it only after deciding where to read: resumed before a seek, it
+    would first send a fetch at the old position, and a fetch at the log's end waits
+    ``fetch_max_wait_ms`` (500 ms) at the broker before the seek's own fetch can go."""
     try:
         item.consumer.pause(item.tp)
     except Exception as exc:

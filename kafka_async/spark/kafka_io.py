@@ -354,10 +354,14 @@ class _RangeReader:
                 position = None
             if position == self._next:
                 pooled.contiguous = True
+                self._consumer.resume(self._tp)
                 return
         await self._seek_start()
         if pooled is not None:
             pooled.remember_topic_id()
+            # The pool paused the partition while the consumer waited; resumed only now,
+            # after the seek, so the first fetch asks for this range's start.
+            self._consumer.resume(self._tp)
 
     async def _seek_start(self) -> None:
         # Looking the earliest offset up first teaches the consumer the partition's leader:
