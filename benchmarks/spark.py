@@ -48,6 +48,11 @@ Options: ``--records N``, ``--partitions P``, ``--max-offsets N``, ``--rounds N`
 2), ``--sources kafka_async,spark,ceiling`` (the default; ``kafka_async_nopool`` may be
 added), ``--driver-memory``, ``--markdown``. Figures,
 not pass/fail.
+
+``--tasks-only SASL_SSL`` (or ``SSL``, ``SASL_PLAINTEXT``) runs no Spark: it starts a
+security-enabled Apache Kafka node and times ``read_range`` per task with and without the
+consumer pool on PLAINTEXT and on that listener, where a new consumer's set-up includes a
+TLS handshake and a SASL (SCRAM-SHA-512) exchange.
 """
 
 from __future__ import annotations
@@ -438,7 +443,12 @@ async def _consume(bootstrap: str, topic: str, records: int, partitions: int) ->
 
 
 def _task_costs(
-    bootstrap: str, topic: str, records: int, partitions: int, max_offsets: int
+    bootstrap: str,
+    topic: str,
+    records: int,
+    partitions: int,
+    max_offsets: int,
+    security: Mapping[str, str] | None = None,
 ) -> dict[str, list[float]]:
     """Milliseconds per read task outside Spark: ``kafka_io.read_range`` of one partition's
     share of a micro-batch, micro-batch after micro-batch, with the consumer pool and
@@ -456,6 +466,7 @@ def _task_costs(
                 "kafka.bootstrap.servers": bootstrap,
                 "subscribe": topic,
                 "kafkaConsumer.useConsumerCache": str(pooled).lower(),
+                **(security or {}),
             },
             streaming=True,
         )
@@ -471,6 +482,58 @@ def _task_costs(
                 out[key].append(elapsed)
     consumer_pool.shared().clear()
     return out
+
+
+def _tasks_by_listener(args: argparse.Namespace) -> None:
+    """``--tasks-only``: the per-task cost of ``read_range`` with and without the consumer
+    pool, on the PLAINTEXT listener and on ``args.tasks_only`` (SSL, SASL_PLAINTEXT or
+    SASL_SSL with SCRAM-SHA-512 as a super user) of one security-enabled Apache Kafka node:
+    what a task's connection set-up costs when it includes a TLS handshake and a SASL
+    exchange. No Spark."""
+    from kafka_async.testing.apache import SASL_USERS, ApacheKafka, ensure_distribution
+
+    listener = args.tasks_only
+    n, parts = args.records, args.partitions
+    dist = ensure_distribution()
+    with ApacheKafka(security=True) as kafka:
+        assert kafka.tls is not None
+        protocol = kafka.listeners[listener]
+        security: dict[str, str] = {"kafka.security.protocol": protocol}
+        if protocol in ("SSL", "SASL_SSL"):
+            security["kafka.ssl.cafile"] = str(kafka.tls.ca)
+        if protocol.startswith("SASL"):
+            security["kafka.sasl.mechanism"] = "SCRAM-SHA-512"
+            security["kafka.sasl.plain.username"] = "admin"
+            security["kafka.sasl.plain.password"] = SASL_USERS["admin"]
+        topic = f"bench-spark-{uuid.uuid4().hex[:8]}"
+        plain = kafka.bootstrap("PLAINTEXT")
+        anyio.run(_fill, plain, topic, n, parts)
+        load = [_common.load_average()]
+        costs = {
+            "PLAINTEXT": _task_costs(plain, topic, n, parts, args.max_offsets),
+            listener: _task_costs(
+                kafka.bootstrap(listener), topic, n, parts, args.max_offsets, security
+            ),
+        }
+        load.append(_common.load_average())
+    ms = "{:,.1f}"
+    print(
+        f"read_range per task, {args.max_offsets // parts:,} records (one partition's share of "
+        f"a micro-batch; one process, no Spark), Apache Kafka {dist.version} on this machine "
+        f"(loopback), load average {'/'.join(load)}; ms, median (range):"
+    )
+    rows = [
+        [
+            name,
+            _common.spread(c["pool"], ms),
+            _common.spread(c["pool_first"], ms),
+            _common.spread(c["no_pool"], ms),
+            f"{_common.median(c['no_pool']) / _common.median(c['pool']):.2f}x",
+        ]
+        for name, c in costs.items()
+    ]
+    headers = ["listener", "pooled", "first task (creates it)", "no pool", "no pool / pooled"]
+    print(_common.table(headers, rows, args.markdown))
 
 
 def _run_child(source: str, args: argparse.Namespace, bootstrap: str, topic: str) -> Any:
@@ -534,11 +597,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--connector-version", default=None)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--broker", choices=_common.BROKERS, default=None)
+    parser.add_argument("--tasks-only", choices=("SSL", "SASL_PLAINTEXT", "SASL_SSL"))
     # ``python -m benchmarks`` calls main() with no arguments: defaults, not its own argv.
     args = parser.parse_args([] if argv is None else argv)
     if args.child:
         args.n = args.records
         _child(args)
+        return
+    if args.tasks_only:
+        _tasks_by_listener(args)
         return
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     for s in sources:
