@@ -750,8 +750,8 @@ class Consumer(Generic[K, V]):
 
     def _raise_pending(self, *, retriable: bool = True) -> None:
         """Raise what the background tasks left for the application. ``retriable=False``
-        (``position()``): a retriable positions error (a request timed out) stays for the
-        background task to retry instead of ending the caller's wait."""
+        (``getmany()``, ``position()``): a retriable positions error (a request timed out)
+        stays for the background task to retry instead of ending the caller's wait."""
         if self._life.failure is not None:
             raise self._life.failure
         if self._coordinator is not None and self._coordinator.error is not None:
@@ -790,7 +790,9 @@ class Consumer(Generic[K, V]):
         await anyio.lowlevel.checkpoint()
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
-            self._raise_pending()
+            # A retriable positions error (a request that timed out) is not raised here: the
+            # positions task retries it, as the Java client's poll does (it logs it).
+            self._raise_pending(retriable=False)
             event = self._fetcher.data_ready.current()
             out = self._take_iter(max_records, only)
             # Records taken back from the iterator were reported when the iterator took
@@ -1078,6 +1080,9 @@ class Consumer(Generic[K, V]):
                 self._fetcher.data_ready.notify()
                 await anyio.sleep(backoff)
                 continue
+            last = self._position_error
+            if isinstance(last, KafkaError) and last.retriable:
+                self._position_error = None  # retried and answered: no longer the last error
             if progressed:
                 self._changed.notify()
                 continue
