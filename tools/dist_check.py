@@ -277,7 +277,7 @@ def check_fallback(interp: Interpreter, sdist: Path, work: Path, report: Report)
                 "pip",
                 "install",
                 "-q",
-                f"kafka-async[spark,otel] @ {sdist.as_uri()}",
+                f"kafka-async-client[spark,otel] @ {sdist.as_uri()}",
                 *SMOKE_DEPS,
             ],
             cwd=work,

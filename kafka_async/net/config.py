@@ -26,7 +26,7 @@ TLS applies to every connection, bootstrap servers included.
   the bootstrap deadline.
 * SASL: ``sasl_mechanism`` PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with
   ``sasl_plain_username`` / ``sasl_plain_password``; SCRAM needs the ``scramp`` package,
-  the ``kafka-async[scram]`` extra) or OAUTHBEARER (with ``sasl_oauth_token_provider``, an
+  the ``kafka-async-client[scram]`` extra) or OAUTHBEARER (with ``sasl_oauth_token_provider``, an
   object with ``async token() -> str`` and optionally ``extensions() -> dict``, asked for a
   token at every authentication, so it decides when to refresh;
   :class:`~kafka_async.net.sasl.RefreshingTokenProvider` caches a token and fetches a new one

@@ -154,7 +154,7 @@ def _import_scramp() -> Any:
     except ImportError:
         raise ConfigError(
             "SCRAM-SHA-256/SCRAM-SHA-512 need the 'scramp' package: "
-            "pip install 'kafka-async[scram]'"
+            "pip install 'kafka-async-client[scram]'"
         ) from None
     return scramp
 

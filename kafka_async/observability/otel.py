@@ -79,7 +79,7 @@ try:
     from opentelemetry.metrics import CallbackOptions, Observation
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ConfigError(
-        "OpenTelemetry hooks need opentelemetry-api: pip install 'kafka-async[otel]'"
+        "OpenTelemetry hooks need opentelemetry-api: pip install 'kafka-async-client[otel]'"
     ) from exc
 
 __all__ = ["OpenTelemetryHooks"]

@@ -6,7 +6,7 @@ reads ``SCHEMA``, ``IMPORTS`` and ``ALIASES`` from the package's ``settings.py``
 * ``<package>/settings_generated.py``: the ``Literal`` aliases, the ``TypedDict`` that types
   the client's ``**settings`` (one key per setting, its meaning as a comment) and the frozen
   dataclass of the config's fields (stored type and checked default per setting);
-* the settings table of README.md ("Settings"), between the lines
+* the settings tables of docs/reference/settings.md, between the lines
   ``<!-- settings:<group> begin ... -->`` and ``<!-- settings:<group> end -->``;
 * the settings list in the client's docstring, between ``.. settings:<group> begin ...``
   and ``.. settings:<group> end``.
@@ -35,7 +35,7 @@ from .spec import Choice, Setting
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 ROOT = PACKAGE_DIR.parent
-README = ROOT / "README.md"
+README = ROOT / "docs" / "reference" / "settings.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +327,7 @@ def load(group: Group) -> ModuleType:
 def render() -> dict[Path, str]:
     """Every output file, path -> text."""
     files: dict[Path, str] = {}
-    # An installed package has no README beside it (its tests still check the rest).
+    # An installed package has no docs beside it (its tests still check the rest).
     readme = README.read_text() if README.exists() else None
     for group in GROUPS:
         mod = load(group)
