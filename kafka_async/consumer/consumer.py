@@ -653,18 +653,47 @@ class Consumer(Generic[K, V]):
             raise ConfigError(f"{what}: timeout_ms must be an integer >= 0, got {timeout_ms!r}")
         return timeout_ms / 1000
 
+    @overload
     async def committed(
         self, partition: TopicPartition, timeout_ms: int | None = None
-    ) -> int | None:
-        """The group's committed offset for ``partition`` (None when nothing is committed).
+    ) -> int | None: ...
+
+    @overload
+    async def committed(
+        self, partition: Iterable[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]: ...
+
+    async def committed(
+        self,
+        partition: TopicPartition | Iterable[TopicPartition],
+        timeout_ms: int | None = None,
+    ) -> int | dict[TopicPartition, OffsetAndMetadata | None] | None:
+        """The group's committed offsets, asked in one OffsetFetch request.
+
+        Two forms:
+
+        - one partition, ``await consumer.committed(tp)``: its committed offset as an
+          ``int``, or None when nothing is committed (the form aiokafka has);
+        - a collection of partitions, ``await consumer.committed([tp1, tp2])``: a dict with
+          an entry for every partition asked, ``tp -> OffsetAndMetadata`` (offset, metadata
+          and leader epoch), or ``tp -> None`` where nothing is committed (the Java client's
+          ``committed(Set<TopicPartition>)``).
 
         Retries a moving or loading coordinator for up to ``timeout_ms`` (default
         ``default_api_timeout_ms``), then ``KafkaTimeoutError``."""
         self._check_open()
         timeout = self._timeout("committed", timeout_ms)
-        got = await self._offsets.fetch_committed([partition], timeout)
-        om = got.get(partition)
-        return None if om is None else om.offset
+        # A TopicPartition is itself a tuple (an iterable): test for it before the collection.
+        if isinstance(partition, TopicPartition):
+            got = await self._offsets.fetch_committed([partition], timeout)
+            om = got.get(partition)
+            return None if om is None else om.offset
+        wanted = list(partition)
+        for tp in wanted:
+            if not isinstance(tp, TopicPartition):
+                raise ConfigError(f"committed: expected TopicPartition items, got {tp!r}")
+        got = await self._offsets.fetch_committed(wanted, timeout)
+        return {tp: got.get(tp) for tp in wanted}
 
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition], timeout_ms: int | None = None
