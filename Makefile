@@ -24,11 +24,26 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict kafka_async tests examples benchmarks
 
+# The tests that show the embedded fallback broker (Tansu, `[broker]` extra without Java) does
+# what a newcomer does with it: produce, consume, groups, the CLI, the examples, the plugin.
+# `make tansu` runs every broker test on Tansu (outside CI).
+TANSU_TESTS := tests/producer/test_producer_integration.py tests/consumer/test_consumer_integration.py \
+	tests/consumer/test_consumer_groups.py tests/cli/test_cli_e2e.py tests/examples \
+	tests/testing/test_testing_plugin.py
+
 # The whole suite against Apache Kafka (the reference broker, fetched from Maven Central on
-# first use), then every test that uses the run's broker once more against embedded Tansu
-# (the broker `pip install` brings).
+# first use), then the embedded-fallback tier against Tansu. Each tier prints its duration.
 test: lint typecheck
+	@date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache
+	@echo "tier apache: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; date +%s > .tier-start
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
+		--kafka-broker-tests-only $(TANSU_TESTS)
+	@echo "tier tansu: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; rm -f .tier-start
+
+# Every test that uses the run's broker, against Tansu (what CI ran before it kept a subset).
+.PHONY: tansu
+tansu: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
 		--kafka-broker-tests-only
 
@@ -61,6 +76,11 @@ demo: $(STAMP)
 .PHONY: pymatrix dist
 test: pymatrix
 pymatrix: $(STAMP)
+	$(BIN)/python tools/pymatrix.py --skip-current --ends
+
+# The unit tier on every CPython found (3.10 to 3.13), not only the oldest and newest.
+.PHONY: pymatrix-all
+pymatrix-all: $(STAMP)
 	$(BIN)/python tools/pymatrix.py --skip-current
 
 # Build the sdist and a wheel per CPython, install each in a fresh venv outside the tree and

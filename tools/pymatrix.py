@@ -198,6 +198,10 @@ def run_tier(interp: Interpreter, pytest_args: Sequence[str]) -> Outcome:
     return Outcome(interp.minor, line, ok)
 
 
+def _minor_key(version: str) -> int:
+    return int(version.split(".")[1])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -213,6 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip the version running this script (make test runs the full suite on it)",
     )
     parser.add_argument("--only", action="append", default=[], metavar="3.N")
+    parser.add_argument(
+        "--ends",
+        action="store_true",
+        help="only the oldest and the newest promised version (CI: the versions between "
+        "them add no coverage of their own to the unit tier; `make pymatrix-all` runs all)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     if args.skip_current:
@@ -223,6 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = sorted(set(promised) | set(found), key=lambda v: int(v.split(".")[1]))
     if args.only:
         wanted = [v for v in wanted if v in args.only]
+    if args.ends and promised:
+        ends = {min(promised, key=_minor_key), max(promised, key=_minor_key)}
+        for minor in wanted:
+            if minor not in ends and minor not in args.skip:
+                print(f"pymatrix: Python {minor}: between the oldest and newest, not run (--ends)")
+        wanted = [v for v in wanted if v in ends or v in args.skip]
     outcomes: list[Outcome] = []
     missing: list[str] = []
     for minor in wanted:
