@@ -91,3 +91,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    # The clients are lazy (module ``__getattr__``), so without this ``dir(kafka_async)`` and
+    # REPL completion would list only what has been touched so far.
+    return sorted(set(globals()) | set(__all__))
