@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .apache import ApacheKafka as ApacheKafka
     from .apache import KafkaPrerequisiteError as KafkaPrerequisiteError
+    from .broker import TANSU_BENDS as TANSU_BENDS
+    from .broker import BrokerPrerequisiteError as BrokerPrerequisiteError
     from .broker import BrokerStartError as BrokerStartError
     from .broker import EmbeddedBroker as EmbeddedBroker
     from .broker import LocalS3 as LocalS3
     from .broker import resolve_tansu_binary as resolve_tansu_binary
+    from .broker import tansu_version as tansu_version
     from .proxy import FaultProxy as FaultProxy
     from .proxy import ProxiedBroker as ProxiedBroker
     from .proxy import broker_behind_proxy as broker_behind_proxy
@@ -36,7 +39,10 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ApacheKafka": ".apache",
     "KafkaPrerequisiteError": ".apache",
+    "BrokerPrerequisiteError": ".broker",
     "BrokerStartError": ".broker",
+    "TANSU_BENDS": ".broker",
+    "tansu_version": ".broker",
     "EmbeddedBroker": ".broker",
     "LocalS3": ".broker",
     "resolve_tansu_binary": ".broker",

