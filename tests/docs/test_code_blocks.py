@@ -1,0 +1,244 @@
+"""Every code block of README.md and docs/**/*.md runs, against the run's real broker.
+
+The rule (CONTRIBUTING.md, "The documentation"):
+
+* a ```python block is a complete program: it runs alone in a subprocess (this interpreter,
+  a fresh temporary directory as cwd, a 90 s deadline) with every ``localhost:9092`` replaced
+  by the run's bootstrap address and ``KAFKA_BOOTSTRAP_SERVERS`` set to it, and exits 0;
+* in a ```bash / ```console / ```shell block, each line starting with ``kafka-async ``
+  (other than ``kafka-async broker``) runs the same way and exits 0, or ``N`` when the line
+  ends with ``# exits N``; a ```bash block with other commands needs a not-run comment;
+* ``<!-- not-run: reason -->`` on the line before a fence: the block is reported as a skip
+  with its reason;
+* ``<!-- pytest-file -->`` on the line before a ```python fence: the block is a test file,
+  run by pytest with the kafka_async plugin against the run's broker, and must pass.
+
+Each block is one test, named after its file and the line of its opening fence
+(``README.md:L29``), so a failure points at the block.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+PLACEHOLDER = "localhost:9092"
+PROGRAM_DEADLINE = 90.0
+PYTEST_DEADLINE = 180.0
+README_MAX_LINES = 260
+README_FIRST_SCREEN = 60
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
+_NOT_RUN = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
+_PYTEST_FILE = re.compile(r"^\s*<!--\s*pytest-file\s*-->\s*$")
+_EXITS = re.compile(r"#\s*exits\s+(?P<code>\d+)\s*$")
+_SHELL_LANGS = {"bash", "sh", "shell", "console"}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a Markdown file."""
+
+    path: Path
+    line: int  # 1-based line of the opening fence
+    lang: str
+    text: str
+    not_run: str | None  # the reason, when the block carries a not-run comment
+    pytest_file: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.relative_to(ROOT).as_posix()}:L{self.line}"
+
+
+def markdown_files() -> list[Path]:
+    """README.md and every page of docs/, in a stable order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def parse_blocks(path: Path) -> list[Block]:
+    """The fenced blocks of one Markdown file (indented fences in lists included)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        indent, fence, lang = m["indent"], m["fence"], m["lang"].lower()
+        start = i
+        body: list[str] = []
+        i += 1
+        while i < len(lines):
+            stripped = lines[i].strip()
+            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
+                break
+            line = lines[i]
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
+            i += 1
+        i += 1  # past the closing fence
+        before = lines[start - 1] if start > 0 else ""
+        not_run = _NOT_RUN.match(before)
+        blocks.append(
+            Block(
+                path=path,
+                line=start + 1,
+                lang=lang,
+                text="\n".join(body) + "\n",
+                not_run=not_run["reason"] if not_run else None,
+                pytest_file=_PYTEST_FILE.match(before) is not None,
+            )
+        )
+    return blocks
+
+
+def runnable_blocks() -> list[Block]:
+    """Every python and shell block of the documentation."""
+    return [
+        b
+        for path in markdown_files()
+        for b in parse_blocks(path)
+        if b.lang in ("python", "py") or b.lang in _SHELL_LANGS
+    ]
+
+
+def cli_lines(block: Block) -> list[tuple[str, int]]:
+    """The ``kafka-async`` command lines of a shell block, each with its expected exit code."""
+    out: list[tuple[str, int]] = []
+    for raw in block.text.splitlines():
+        line = raw.strip()
+        if line.startswith("$ "):
+            line = line[2:]
+        if not line.startswith("kafka-async ") or line.startswith("kafka-async broker"):
+            continue
+        m = _EXITS.search(line)
+        out.append((line, int(m["code"]) if m else 0))
+    return out
+
+
+def other_commands(block: Block) -> list[str]:
+    """Lines of a ```bash block that are neither ``kafka-async`` commands nor comments."""
+    rest = []
+    for raw in block.text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", "kafka-async ")):
+            continue
+        rest.append(line)
+    return rest
+
+
+def _env(bootstrap: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KAFKA_BOOTSTRAP_SERVERS"] = bootstrap
+    # The `kafka-async` command of this interpreter's environment comes first.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("PYTEST_ADDOPTS", None)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def _report(what: str, done: subprocess.CompletedProcess[str]) -> str:
+    return (
+        f"{what} exited {done.returncode}\n--- stdout ---\n{done.stdout[-4000:]}"
+        f"\n--- stderr ---\n{done.stderr[-6000:]}"
+    )
+
+
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], deadline: float, what: str
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=deadline, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        pytest.fail(
+            f"{what} did not end within {deadline:.0f} s\n--- stdout ---\n{out[-4000:]}"
+            f"\n--- stderr ---\n{err[-6000:]}",
+            pytrace=False,
+        )
+
+
+BLOCKS = runnable_blocks()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(PYTEST_DEADLINE + 60)
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_code_block(block: Block, kafka_broker: str, tmp_path: Path) -> None:
+    if block.not_run is not None:
+        pytest.skip(f"not-run: {block.not_run}")
+    env = _env(kafka_broker)
+    text = block.text.replace(PLACEHOLDER, kafka_broker)
+    if block.lang in _SHELL_LANGS:
+        commands = cli_lines(block)
+        if block.lang != "console":
+            others = other_commands(block)
+            assert not others, (
+                f"{block.id}: a ```{block.lang} block with commands other than kafka-async "
+                f"needs <!-- not-run: reason --> on the line before its fence: {others}"
+            )
+        if not commands:
+            pytest.skip("no kafka-async command in this block")
+        for line, expected in commands:
+            cmd = line.replace(PLACEHOLDER, kafka_broker)
+            done = _run(["bash", "-c", cmd], tmp_path, env, PROGRAM_DEADLINE, f"`{line}`")
+            assert done.returncode == expected, _report(f"{block.id}: `{line}`", done)
+        return
+    if block.pytest_file:
+        (tmp_path / "test_block.py").write_text(text, encoding="utf-8")
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_block.py"]
+        done = _run(argv, tmp_path, env, PYTEST_DEADLINE, f"pytest on {block.id}")
+        assert done.returncode == 0, _report(f"pytest on {block.id}", done)
+        return
+    (tmp_path / "program.py").write_text(text, encoding="utf-8")
+    done = _run([sys.executable, "program.py"], tmp_path, env, PROGRAM_DEADLINE, block.id)
+    assert done.returncode == 0, _report(block.id, done)
+
+
+def test_every_runnable_block_is_found() -> None:
+    """The parser sees README's blocks: the rule cannot pass by finding nothing."""
+    readme = [b for b in BLOCKS if b.path == README]
+    assert sum(b.lang == "python" and b.not_run is None for b in readme) >= 3
+    assert any(b.lang in _SHELL_LANGS and cli_lines(b) for b in readme)
+
+
+def test_readme_is_a_users_page() -> None:
+    """README.md stays short, and its first Python block is on the first screen."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+    first = next(b for b in parse_blocks(README) if b.lang == "python")
+    assert first.line <= README_FIRST_SCREEN, f"first python block at line {first.line}"
+    assert first.not_run is None, "the first python block must run"
+
+
+def test_parser_reads_markers_and_indented_fences(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "text\n<!-- not-run: a fragment -->\n```python\nx = 1\n```\n"
+        "- item\n\n    ```console\n    kafka-async topics list\n"
+        "    kafka-async consume t -n 1 --timeout 1  # exits 1\n    ```\n"
+        "<!-- pytest-file -->\n```python\ndef test_x() -> None:\n    pass\n```\n",
+        encoding="utf-8",
+    )
+    a, b, c = parse_blocks(page)
+    assert (a.line, a.lang, a.not_run, a.text) == (3, "python", "a fragment", "x = 1\n")
+    assert b.lang == "console"
+    assert cli_lines(b) == [
+        ("kafka-async topics list", 0),
+        ("kafka-async consume t -n 1 --timeout 1  # exits 1", 1),
+    ]
+    assert c.pytest_file
+    assert c.not_run is None
