@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from .errors import KafkaError
+from .errors import KafkaError, RecordDeserializationError
 from .structs import (
     ClientState,
     ConsumerRecord,
@@ -73,6 +73,7 @@ __all__ = [
     "OffsetAndMetadata",
     "Producer",
     "ProducerSettings",
+    "RecordDeserializationError",
     "RecordMetadata",
     "ShareConsumer",
     "ShareConsumerSettings",

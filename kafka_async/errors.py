@@ -14,7 +14,10 @@ library raises on purpose.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from .structs import TopicPartition
 
 
 class KafkaError(Exception):
@@ -106,6 +109,46 @@ class ProduceFailedError(KafkaError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.count, self.first_error))
+
+
+class RecordDeserializationError(KafkaError):
+    """A consumer's ``key_deserializer`` or ``value_deserializer`` raised on one record.
+
+    ``topic``, ``partition`` and ``offset`` name the record, ``origin`` says which part
+    failed (``"key"`` or ``"value"``), ``cause`` is the deserializer's exception (also the
+    ``__cause__``). The consumer's position stays AT that record: the records before it
+    were handed out, the same error comes again on the next read, and
+    ``consumer.seek(error.topic_partition, error.offset + 1)`` skips the record (the Java
+    client's ``RecordDeserializationException``). Nothing is skipped silently."""
+
+    def __init__(
+        self, topic: str, partition: int, offset: int, origin: str, cause: BaseException
+    ) -> None:
+        super().__init__(
+            f"{topic}-{partition} offset {offset}: the {origin} deserializer raised "
+            f"{type(cause).__name__}: {cause} ({self._what_now(offset)})"
+        )
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        #: ``"key"`` or ``"value"``: which deserializer raised.
+        self.origin = origin
+        self.cause = cause
+        self.__cause__ = cause
+
+    @staticmethod
+    def _what_now(offset: int) -> str:
+        return f"the position stays at offset {offset}; seek to {offset + 1} to skip the record"
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The record's partition (to pass to ``seek``)."""
+        from .structs import TopicPartition
+
+        return TopicPartition(self.topic, self.partition)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.topic, self.partition, self.offset, self.origin, self.cause))
 
 
 class BackgroundTaskError(KafkaError):

@@ -126,6 +126,14 @@ class Consumer(Generic[K, V]):
     ``subscribe``/``assign`` before or after ``start``. Use as ``async with`` or call
     ``start()``/``close()`` from one task.
 
+    A deserializer that raises: ``getmany``, ``getone`` and ``async for`` first hand out the
+    records before the bad one, then raise
+    :class:`~kafka_async.errors.RecordDeserializationError` (``topic``, ``partition``,
+    ``offset``, ``origin`` "key" or "value", the deserializer's exception as ``cause`` and
+    ``__cause__``). The position stays AT the bad record, so every read raises the same error
+    until ``seek(error.topic_partition, error.offset + 1)`` skips it: no record is lost or
+    skipped silently (the Java client's ``RecordDeserializationException``).
+
     Settings (names and defaults follow aiokafka; times in milliseconds): the connection and
     security settings of :class:`~kafka_async.net.config.ClientConfig` and the consumer's own:
 

@@ -70,6 +70,7 @@ from ..errors import (
     MessageTooLargeError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
+    RecordDeserializationError,
     TopicAuthorizationFailedError,
     error_for_code,
 )
@@ -223,6 +224,41 @@ def _convert(
     ]
 
 
+def _convert_one(
+    r: Any,
+    topic: str,
+    partition: int,
+    ts_type: int,
+    leader_epoch: int | None,
+    kd: Deserializer | None,
+    vd: Deserializer | None,
+) -> ConsumerRecord[Any, Any]:
+    """One decoded record as a ConsumerRecord, deserializing key and value one at a time so
+    that a deserializer's exception becomes a ``RecordDeserializationError`` naming the
+    record and which part failed. The slow path, taken once ``_convert`` has raised."""
+    try:
+        key = r.key if kd is None else kd(r.key)
+    except Exception as exc:
+        raise RecordDeserializationError(topic, partition, r.offset, "key", exc) from exc
+    try:
+        value = r.value if vd is None else vd(r.value)
+    except Exception as exc:
+        raise RecordDeserializationError(topic, partition, r.offset, "value", exc) from exc
+    return ConsumerRecord(
+        topic,
+        partition,
+        r.offset,
+        r.timestamp,
+        ts_type,
+        key,
+        value,
+        list(r.headers),
+        leader_epoch,
+        -1 if r.key is None else len(r.key),
+        -1 if r.value is None else len(r.value),
+    )
+
+
 class CompletedFetch:
     """One partition's undecoded records from one Fetch response, consumed lazily."""
 
@@ -340,18 +376,20 @@ class CompletedFetch:
                                 vd,
                             )
                         except Exception:
-                            # Hand out the records before the bad one; it raises next call.
+                            # Hand out the records before the bad one; it raises next call
+                            # (as a RecordDeserializationError naming it), and the position
+                            # stays at it.
                             for i in range(lo, hi):
-                                out += _convert(
-                                    pending,
-                                    i,
-                                    i + 1,
-                                    topic,
-                                    partition,
-                                    self._ts_type,
-                                    self._leader_epoch,
-                                    kd,
-                                    vd,
+                                out.append(
+                                    _convert_one(
+                                        pending[i],
+                                        topic,
+                                        partition,
+                                        self._ts_type,
+                                        self._leader_epoch,
+                                        kd,
+                                        vd,
+                                    )
                                 )
                                 position = pending[i][0] + 1
                         position = pending[hi - 1][0] + 1

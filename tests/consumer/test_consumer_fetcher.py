@@ -12,7 +12,12 @@ from kafka_async.consumer.config import ConsumerConfig
 from kafka_async.consumer.fetch_session import FetchSession, PartitionFetch
 from kafka_async.consumer.fetcher import CompletedFetch, Fetcher, next_fetch_offset
 from kafka_async.consumer.positions import EARLIEST, SubscriptionState
-from kafka_async.errors import ConfigError, CorruptRecordError, KafkaError
+from kafka_async.errors import (
+    ConfigError,
+    CorruptRecordError,
+    KafkaError,
+    RecordDeserializationError,
+)
 from kafka_async.net.config import ClientConfig
 from kafka_async.records.batch import BatchBuilder, ControlRecordType, control_record_payload
 from kafka_async.structs import OffsetAndMetadata
@@ -208,10 +213,11 @@ def test_deserializer_error_repeats_until_seek() -> None:
     f, subs = fetcher(key_deserializer=picky)
     add(f, subs, T0, 0, 6)
     assert offsets(f.drain(100)[T0]) == [0, 1, 2]
-    with pytest.raises(ValueError, match="bad key"):
-        f.drain(100)
-    with pytest.raises(ValueError, match="bad key"):
-        f.drain(100)
+    for _ in range(2):
+        with pytest.raises(RecordDeserializationError, match="bad key") as info:
+            f.drain(100)
+        assert (info.value.offset, info.value.origin) == (3, "key")
+        assert isinstance(info.value.__cause__, ValueError)
     assert subs.assignment[T0].position == 3
     subs.seek(T0, 4)
     add(f, subs, T0, 4, 2)

@@ -91,6 +91,11 @@ class ShareConsumer(Generic[K, V]):
     ``topics`` is the subscription (or call ``subscribe()`` later); ``group_id`` is required.
     ``key_deserializer`` / ``value_deserializer`` (callables on ``bytes | None``) make it a
     ``ShareConsumer[K, V]`` of their return types, ``ShareConsumer[bytes, bytes]`` without.
+    A deserializer that raises: the poll returns the records before the bad one, and the
+    next poll raises :class:`~kafka_async.consumer.share.RecordDeserializationError` (a
+    :class:`kafka_async.errors.RecordDeserializationError`: ``topic``, ``partition``,
+    ``offset``, ``origin``, ``cause``); the bad record was released, so the broker delivers
+    it again (to this or another member) until the group's delivery attempt limit archives it.
 
     Settings (times in milliseconds): the connection and security settings of
     :class:`~kafka_async.net.config.ClientConfig` and the share consumer's own:
@@ -539,13 +544,16 @@ class ShareConsumer(Generic[K, V]):
             while records and taken < limit:
                 r = records.popleft()
                 n += 1
+                origin = "key"
                 try:
                     key: Any = kd(r.key) if kd is not None else r.key
+                    origin = "value"
                     value: Any = vd(r.value) if vd is not None else r.value
                 except Exception as exc:
                     self._book.add(node_id, tp, r.offset, int(AcknowledgeType.RELEASE))
-                    error = RecordDeserializationError(tp, r.offset, f"deserializer raised {exc!r}")
-                    error.__cause__ = exc
+                    error = RecordDeserializationError(
+                        tp.topic, tp.partition, r.offset, origin, exc
+                    )
                     self._fetcher.delivered_from(node_id, n)
                     if not records:
                         buffer.popleft()

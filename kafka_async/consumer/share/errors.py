@@ -7,7 +7,7 @@ them too.
 from __future__ import annotations
 
 from ...errors import KafkaError
-from ...structs import TopicPartition
+from ...errors import RecordDeserializationError as _RecordDeserializationError
 
 
 class AcknowledgementStateError(KafkaError, RuntimeError):
@@ -23,18 +23,19 @@ class NotSubscribedError(KafkaError, RuntimeError):
     "Consumer is not subscribed to any topics"."""
 
 
-class RecordDeserializationError(KafkaError):
-    """A deserializer raised for a delivered record. The record was released (the broker
-    delivers it again, to this or another member, up to the group's delivery attempt limit);
-    the deserializer's exception is the ``__cause__``."""
+class RecordDeserializationError(_RecordDeserializationError):
+    """A deserializer raised for a delivered record (a
+    :class:`kafka_async.errors.RecordDeserializationError`: ``topic``, ``partition``,
+    ``offset``, ``origin`` ("key" or "value"), ``cause``, also the ``__cause__``).
 
-    def __init__(self, partition: TopicPartition, offset: int, message: str) -> None:
-        super().__init__(
-            f"{partition.topic}-{partition.partition} offset {offset}: {message}; "
-            "the record was released"
-        )
-        self.partition = partition
-        self.offset = offset
+    The share consumer has no position to hold: the record was released (the broker
+    delivers it again, to this or another member, up to the group's delivery attempt
+    limit, then archives it), as the Java share consumer does with a record that fails to
+    deserialize. The records before it in the same poll were returned first."""
+
+    @staticmethod
+    def _what_now(offset: int) -> str:
+        return "the record was released"
 
 
 __all__ = ["AcknowledgementStateError", "NotSubscribedError", "RecordDeserializationError"]
