@@ -545,6 +545,9 @@ def _password(args: argparse.Namespace) -> str:
 
 async def cmd_users_describe(args: argparse.Namespace, out: Output) -> int:
     async with _admin(args) as admin:
+        from .commands import note_if_tansu
+
+        await note_if_tansu(admin, out, "its DescribeUserScramCredentials answer does not decode")
         got = await admin.describe_scram_credentials(args.users or None)
     rows: list[tuple[object, ...]] = []
     failed = 0

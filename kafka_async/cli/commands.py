@@ -62,6 +62,10 @@ __all__ = [
 ]
 
 _DEFAULT_TIMEOUT_MS = 10_000
+#: What Tansu answers to ListOffsets(latest) (the notes of the commands that use it).
+_BENT_LATEST = (
+    "its ListOffsets(latest) is the last batch's base offset + 1, not the partition's end"
+)
 
 
 def _bootstrap(args: argparse.Namespace) -> str:
@@ -128,36 +132,107 @@ def _configs(pairs: Sequence[str]) -> dict[str, str]:
     return dict(parse_kv(p) for p in pairs)
 
 
+#: Tansu's default cluster id (``kafka-async broker`` and ``EmbeddedBroker`` keep it).
+_TANSU_CLUSTER_ID = "tansu_cluster"
+
+
+def broker_is_tansu(cluster_id: str | None, supported_features: Mapping[str, Any]) -> bool:
+    """Whether a broker's own answers say it is Tansu: its default cluster id, or no feature
+    at all in ApiVersions (every KRaft Apache Kafka advertises ``metadata.version``)."""
+    return (cluster_id or "").startswith("tansu") or not supported_features
+
+
+async def note_if_tansu(admin: AdminClient, out: Output, what: str) -> None:
+    """Print one note on stderr when the broker is Tansu, whose answer ``what`` is bent.
+
+    Detection asks the broker (DescribeCluster, ApiVersions); a failure to ask says nothing.
+    """
+    try:
+        cluster = await admin.describe_cluster()
+        features = await admin.describe_features()
+    except KafkaError:
+        return
+    if broker_is_tansu(cluster.cluster_id, features.supported):
+        out.info(
+            f"note: this broker is Tansu (cluster id {cluster.cluster_id!r}): {what}; "
+            "Apache Kafka answers truly (kafka-async broker runs it where Java 17+ is found)"
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # broker
 # --------------------------------------------------------------------------------------------
 
 
+#: The port ``kafka-async broker`` listens on when it is free (what every README snippet
+#: bootstraps from: localhost:9092).
+DEFAULT_BROKER_PORT = 9092
+
+
+def _port_is_free(host: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # As a listener binds: a closed connection in TIME_WAIT does not make it busy.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _broker_port(args: argparse.Namespace, host: str) -> tuple[int | None, str | None]:
+    """The port to listen on and, when 9092 was taken, the line that says so."""
+    if args.port is not None:
+        return args.port, None
+    if _port_is_free(host, DEFAULT_BROKER_PORT):
+        return DEFAULT_BROKER_PORT, None
+    return None, f"port {DEFAULT_BROKER_PORT} is in use on {host}; listening on a free port instead"
+
+
 async def cmd_broker(args: argparse.Namespace, out: Output) -> int:
-    """Run a development broker (Tansu or Apache Kafka) until SIGINT/SIGTERM.
+    """Run a development broker until SIGINT/SIGTERM: Apache Kafka when a Java 17+ is found
+    (or with ``--kind apache``), else the embedded Tansu, which says what answers it bends.
 
     The first line on stdout is the bootstrap servers (for scripts); the first line on stderr
-    names the broker's kind and version beside them.
+    names the broker's kind, version and address; for Tansu the next one says which answers
+    it bends. Imports nothing of pytest (a user's ``[broker]`` install has none).
     """
+    from ..testing.apache import choose_broker_kind
+
     if args.port is not None and not 0 < args.port < 65536:
         raise UsageError(f"--port must be 1-65535, got {args.port}")
-    if args.kind == "apache":
+    kind = args.kind
+    fallback: str | None = None
+    if kind == "auto":
+        if args.durable:
+            kind = "tansu"  # durable storage (S3) is Tansu's
+        elif args.nodes != 1 or args.kafka_version or args.security:
+            kind = "apache"
+        else:
+            kind, fallback = await anyio.to_thread.run_sync(choose_broker_kind)
+    if kind == "apache":
         return await _run_apache(args, out)
     if args.nodes != 1 or args.kafka_version or args.security:
         raise UsageError("--nodes, --kafka-version and --security need --kind apache")
-    from ..testing import EmbeddedBroker
+    from ..testing.broker import TANSU_BENDS, EmbeddedBroker, tansu_version
 
-    broker = EmbeddedBroker(port=args.port, host=args.host, durable=args.durable)
+    port, moved = _broker_port(args, args.host)
+    broker = EmbeddedBroker(port=port, host=args.host, durable=args.durable)
 
     async def describe() -> str:
-        from ..testing.plugin import _tansu_version
-
         mode = "durable (S3)" if args.durable else "in-memory"
-        version = await anyio.to_thread.run_sync(_tansu_version)
-        return (
+        version = await anyio.to_thread.run_sync(tansu_version)
+        why = "no Java 17+ for Apache Kafka, so " if fallback else ""
+        lines = [
             f"Tansu {version}, {mode}, listening on {broker.bootstrap_servers} "
-            f"(pid {broker.pid}); Ctrl-C to stop"
-        )
+            f"(pid {broker.pid}); Ctrl-C to stop",
+            f"{why}{TANSU_BENDS}",
+        ]
+        if moved:
+            lines.append(moved)
+        return "\n".join(lines)
 
     await _serve(broker, describe, out)
     return 0
@@ -172,8 +247,9 @@ async def _run_apache(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("Apache Kafka listens on 127.0.0.1 only here")
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, got {args.nodes}")
+    port, moved = _broker_port(args, "127.0.0.1")
     kafka = ApacheKafka(
-        nodes=args.nodes, version=args.kafka_version, security=args.security, port=args.port
+        nodes=args.nodes, version=args.kafka_version, security=args.security, port=port
     )
 
     async def describe() -> str:
@@ -183,6 +259,8 @@ async def _run_apache(args: argparse.Namespace, out: Output) -> int:
             f"{'s' if args.nodes > 1 else ''}) listening on {kafka.bootstrap_servers} "
             f"(pid {pids}); Ctrl-C to stop"
         ]
+        if moved:
+            lines.append(moved)
         if args.security:
             assert kafka.tls is not None
             lines += [f"  {name}: {kafka.bootstrap(name)}" for name in kafka.listeners]
@@ -376,6 +454,7 @@ async def cmd_offsets(args: argparse.Namespace, out: Output) -> int:
         parts = await _partitions_of(admin, args.topic)
         tps = [TopicPartition(args.topic, p) for p in parts]
         earliest, latest = await _earliest_latest(admin, tps)
+        await note_if_tansu(admin, out, _BENT_LATEST)
     rows = [(tp.partition, earliest[tp], latest[tp], latest[tp] - earliest[tp]) for tp in tps]
     out.table(["PARTITION", "EARLIEST", "LATEST", "RECORDS"], rows)
     return 0
@@ -406,6 +485,7 @@ async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
         # for classic ones.
         descs = await admin.describe_consumer_groups(args.groups)
         descs.raise_first()
+        await note_if_tansu(admin, out, f"the LAG column is computed from {_BENT_LATEST[4:]}")
         for gid, d in descs.items():
             offsets = await admin.list_consumer_group_offsets(gid)
             committed = {tp: o.offset for tp, o in offsets.items() if o.error is None}
@@ -515,6 +595,8 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
         )
         tps = [TopicPartition(args.topic, p) for p in parts]
         targets = await _resolve_positions(admin, tps, start)
+        if start.kind in ("end", "relative"):
+            await note_if_tansu(admin, out, f"the targets come from ListOffsets: {_BENT_LATEST}")
         current = await admin.list_consumer_group_offsets(args.group, tps)
         out.table(
             ["TOPIC", "PARTITION", "CURRENT", "NEW"],
@@ -540,15 +622,60 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+class _FdReader:
+    """Reads a file descriptor (stdin, or ``--file``) in a daemon thread with ``os.read``.
+
+    A read of stdin blocks until the person at the terminal presses Enter, or forever on a
+    pipe left open, and that must not hold up Ctrl-C. An anyio worker thread cannot be left
+    behind (the interpreter joins it at exit: the command hangs until Enter), and a daemon
+    thread blocked inside ``sys.stdin.buffer`` holds the buffer's lock, which kills the
+    interpreter at exit (``Fatal Python error: _enter_buffered_busy``, exit 134). A daemon
+    thread in ``read(2)`` holds no Python lock and simply ends with the process. Chunks reach
+    the event loop through a blocking portal; an empty chunk is the end of the input.
+    """
+
+    def __init__(self, fd: int, portal: anyio.from_thread.BlockingPortal) -> None:
+        self._fd = fd
+        self._portal = portal
+        self._send, self._receive = anyio.create_memory_object_stream[bytes | OSError](1)
+
+    def start(self) -> None:
+        import threading
+
+        threading.Thread(target=self._pump, name="kafka-async input", daemon=True).start()
+
+    def _pump(self) -> None:
+        import os
+
+        while True:
+            item: bytes | OSError
+            try:
+                item = os.read(self._fd, 1 << 16)
+            except OSError as exc:
+                item = exc
+            try:
+                self._portal.call(self._send.send, item)
+            except Exception:  # the portal stopped: the command is over, nobody reads
+                return
+            if not isinstance(item, bytes) or not item:
+                return
+
+    async def read(self) -> bytes:
+        """The next chunk; ``b""`` at the end of the input."""
+        item = await self._receive.receive()
+        if isinstance(item, OSError):
+            raise item
+        return item
+
+
 async def _read_lines(
-    stream: IO[bytes], on_bytes: Callable[[int], None] | None = None
+    read: Callable[[], Awaitable[bytes]], on_bytes: Callable[[int], None] | None = None
 ) -> AsyncIterator[list[bytes]]:
-    """Yield batches of lines (without the newline) read in a worker thread, so a slow
-    stdin never blocks the event loop and a fast one costs one thread hop per 64 KiB."""
-    reader = getattr(stream, "read1", stream.read)
+    """Yield batches of lines (without the newline); ``read`` gives chunks, ``b""`` at the
+    end. A fast input costs one hop from the reading thread per 64 KiB."""
     pending = b""
     while True:
-        chunk: bytes = await anyio.to_thread.run_sync(reader, 1 << 16)
+        chunk = await read()
         if not chunk:
             break
         if on_bytes is not None:
@@ -569,6 +696,13 @@ def _producer_settings(args: argparse.Namespace, **extra: Any) -> dict[str, Any]
 
 
 async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
+    """Send lines of stdin (or ``--file``) as records.
+
+    Ctrl-C (or SIGTERM) stops reading at once: the records already read (complete lines) are
+    still sent and acknowledged, within ``--timeout``, then the command exits 130 (143 for
+    SIGTERM); a line not ended by Enter is dropped. A second Ctrl-C drops the unsent records
+    too and exits at once.
+    """
     from ..producer import Producer
 
     headers = [parse_header(h) for h in args.header]
@@ -578,73 +712,102 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
     rate = parse_rate(args.rate) if args.rate is not None else None
     if args.partition is not None and args.partition < 0:
         raise UsageError("--partition must be >= 0")
-    async with _admin(args) as admin:
-        parts = await _partitions_of(admin, args.topic)
-    if args.partition is not None and args.partition not in parts:
-        raise UnknownTopicOrPartitionError(
-            f"topic '{args.topic}' has no partition {args.partition} (it has {len(parts)})"
-        )
+    if args.partition is not None:
+        # Only an explicit partition is checked up front; a missing topic is the broker's
+        # to create (auto.create.topics.enable) or refuse, as for kcat and the Java producer.
+        async with _admin(args) as admin:
+            desc = (await admin.describe_topics([args.topic]))[args.topic]
+        if desc.error is None and args.partition not in [p.partition for p in desc.partitions]:
+            raise UnknownTopicOrPartitionError(
+                f"topic '{args.topic}' has no partition {args.partition} "
+                f"(it has {len(desc.partitions)})"
+            )
     acks: int | str = "all" if args.acks == "all" else int(args.acks)
-    # Opened before the event loop reads it; reads happen in a worker thread.
+    # Opened before the event loop reads it; reads happen in a daemon thread (_FdReader).
     stream: IO[bytes] = open(args.file, "rb") if args.file else sys.stdin.buffer  # noqa: ASYNC230, SIM115
     sent = 0
+    stopped: int | None = None
     started = time.perf_counter()
     try:
-        async with Producer(
-            **_producer_settings(
-                args,
-                acks=acks,
-                compression_type=None if args.compression == "none" else args.compression,
-                linger_ms=args.linger_ms,
-            )
-        ) as producer:
-            pending: list[Any] = []
-            # A bar (by bytes read) only for files: stdin may be a person typing.
-            total = (await anyio.Path(args.file).stat()).st_size if args.file else None
-            bar_cm: contextlib.AbstractContextManager[Progress] = (
-                out.progress("producing", total)
-                if args.file
-                else contextlib.nullcontext(Progress())
-            )
-            with bar_cm as bar:
-                async for lines in _read_lines(stream, bar.advance):
-                    for line in lines:
-                        if line.endswith(b"\r"):
-                            line = line[:-1]
-                        key, value = split_key(line, separator)
-                        delivery = await producer.enqueue(
-                            args.topic,
-                            value=value,
-                            key=key,
-                            partition=args.partition,
-                            headers=list(headers),
+        async with anyio.from_thread.BlockingPortal() as portal:
+            reader = _FdReader(stream.fileno(), portal)
+            reader.start()
+            try:
+                async with Producer(
+                    **_producer_settings(
+                        args,
+                        acks=acks,
+                        compression_type=None if args.compression == "none" else args.compression,
+                        linger_ms=args.linger_ms,
+                    )
+                ) as producer:
+                    pending: list[Any] = []
+
+                    async def send_all() -> None:
+                        nonlocal sent
+                        # A bar (by bytes read) only for files: stdin may be a person typing.
+                        total = (await anyio.Path(args.file).stat()).st_size if args.file else None
+                        bar_cm: contextlib.AbstractContextManager[Progress] = (
+                            out.progress("producing", total)
+                            if args.file
+                            else contextlib.nullcontext(Progress())
                         )
-                        sent += 1
-                        if rate is not None:
-                            # Trickle mode: each record is acknowledged before the next is
-                            # sent, so records never share a batch and the rate is exact (an
-                            # upper bound when the broker's round trip is slower). flush() skips
-                            # the linger wait.
-                            await producer.flush()
-                            await delivery
-                            delay = started + sent / rate - time.perf_counter()
-                            if delay > 0:
-                                await anyio.sleep(delay)
-                            continue
-                        pending.append(delivery)
-                        if len(pending) >= 10_000:
-                            for d in pending:
-                                await d
-                            pending.clear()
-            for d in pending:
-                await d
-            await producer.flush()
+                        with bar_cm as bar:
+                            async for lines in _read_lines(reader.read, bar.advance):
+                                for line in lines:
+                                    if line.endswith(b"\r"):
+                                        line = line[:-1]
+                                    key, value = split_key(line, separator)
+                                    delivery = await producer.enqueue(
+                                        args.topic,
+                                        value=value,
+                                        key=key,
+                                        partition=args.partition,
+                                        headers=list(headers),
+                                    )
+                                    sent += 1
+                                    if rate is not None:
+                                        # Trickle mode: each record is acknowledged before the
+                                        # next is sent, so records never share a batch and the
+                                        # rate is exact (an upper bound when the broker's round
+                                        # trip is slower). flush() skips the linger wait.
+                                        await producer.flush()
+                                        await delivery
+                                        delay = started + sent / rate - time.perf_counter()
+                                        if delay > 0:
+                                            await anyio.sleep(delay)
+                                        continue
+                                    pending.append(delivery)
+                                    if len(pending) >= 10_000:
+                                        for d in pending:
+                                            await d
+                                        pending.clear()
+
+                    async def settle() -> None:
+                        await producer.flush()
+                        for d in pending:
+                            await d
+
+                    stopped = await _until_signal(send_all)
+                    if stopped is None:
+                        await settle()
+                    else:
+                        out.info(
+                            f"interrupted: sending the {sent} record(s) read so far "
+                            "(Ctrl-C again to drop them)"
+                        )
+                        with anyio.move_on_after(_timeout_ms(args) / 1000):
+                            if await _until_signal(settle) is not None:
+                                await producer.close(timeout=0)
+            finally:
+                # The reading thread may be waiting to hand over a chunk nobody will read.
+                await portal.stop(cancel_remaining=True)
     finally:
         if args.file:
             stream.close()
     elapsed = time.perf_counter() - started
     out.info(f"produced {sent} record(s) to {args.topic} in {elapsed:.2f} s")
-    return 0
+    return 0 if stopped is None else 128 + stopped
 
 
 # --------------------------------------------------------------------------------------------
@@ -709,18 +872,19 @@ def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
 
 
-async def _until_signal(body: Callable[[], Awaitable[None]]) -> bool:
-    """Run ``body`` until it returns or SIGINT/SIGTERM arrives; True if a signal stopped it."""
+async def _until_signal(body: Callable[[], Awaitable[None]]) -> int | None:
+    """Run ``body`` until it returns or SIGINT/SIGTERM arrives; the signal's number if one
+    stopped it (the command then exits 128 + that number: 130 for Ctrl-C)."""
     import signal
 
-    stopped = False
+    stopped: int | None = None
     async with anyio.create_task_group() as tg:
 
         async def watch() -> None:
             nonlocal stopped
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    stopped = True
+                async for signum in signals:
+                    stopped = int(signum)
                     tg.cancel_scope.cancel()
                     return
 
@@ -813,6 +977,13 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
         ends: dict[TopicPartition, int] = {}
         if args.exit_at_end:
             _, ends = await _earliest_latest(admin, tps)
+        bent = []
+        if args.exit_at_end or (start is not None and start.kind in ("end", "relative")):
+            bent.append(_BENT_LATEST)
+        if subscribe:
+            bent.append("a new group waits 5 s for its first assignment")
+        if bent:
+            await note_if_tansu(admin, out, "; ".join(bent))
 
     settings = _client_settings(args)
     reset = "latest" if start is not None and start.kind == "end" else "earliest"
@@ -858,15 +1029,15 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
                 if at_end is not None and await at_end.reached():
                     return
 
-        # Ctrl-C (or SIGTERM) is the normal way to end an open-ended consume: stop reading,
-        # commit what was printed, leave the group, exit 0.
-        await _until_signal(loop)
+        # Ctrl-C (or SIGTERM) ends an open-ended consume at once: stop reading, commit
+        # what was printed, leave the group, exit 130 (143 for SIGTERM).
+        stopped = await _until_signal(loop)
         if group is not None:
             with contextlib.suppress(KafkaError):
                 await consumer.commit()
     printer.flush()
     out.info(f"consumed {seen} record(s)")
-    return 0
+    return 0 if stopped is None else 128 + stopped
 
 
 # --------------------------------------------------------------------------------------------

