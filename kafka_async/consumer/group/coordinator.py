@@ -48,7 +48,8 @@ from ...errors import (
     KafkaTimeoutError,
     RebalanceInProgressError,
 )
-from ...protocol.apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from ...protocol.apis import DESCRIBE_GROUPS, HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from ...protocol.apis.describe_groups import DescribeGroupsRequest
 from ...protocol.apis.heartbeat import HeartbeatRequest
 from ...protocol.apis.join_group import (
     JoinGroupRequest,
@@ -67,6 +68,7 @@ from ..offsets import OffsetClient
 from ..positions import SubscriptionState
 from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol
 from .state import (
+    INCONSISTENT_GROUP_PROTOCOL,
     NOT_COORDINATOR,
     REBALANCE_IN_PROGRESS,
     Action,
@@ -82,6 +84,7 @@ from .state import (
     SendJoin,
     SendLeave,
     SendSync,
+    inconsistent_protocol_error,
 )
 
 log = logging.getLogger(__name__)
@@ -506,6 +509,15 @@ class GroupCoordinator:
             resp.leader,
             len(self._join_members),
         )
+        if resp.error_code == INCONSISTENT_GROUP_PROTOCOL and m.state is MemberState.JOINING:
+            # Say what we offered and what the group uses: the bare code leaves a user in
+            # the middle of a rolling migration guessing (issue 22).
+            protocol_type, assignor = await self._group_protocol(node)
+            return m.fail(
+                inconsistent_protocol_error(
+                    self.group_id, [a.name for a in self.assignors], protocol_type, assignor
+                )
+            )
         return m.on_join_response(
             resp.error_code,
             member_id=resp.member_id,
@@ -513,6 +525,26 @@ class GroupCoordinator:
             protocol_name=resp.protocol_name,
             leader_id=resp.leader,
         )
+
+    async def _group_protocol(self, node: int) -> tuple[str, str]:
+        """The group's protocol type and chosen assignor from DescribeGroups ("" where not
+        known): best effort, for an error message, so bounded and never raising."""
+        with anyio.move_on_after(min(5.0, self._config.client.request_timeout)):
+            try:
+                _, resp = await send(
+                    self._client,
+                    node,
+                    DESCRIBE_GROUPS,
+                    DescribeGroupsRequest(groups=[self.group_id]),
+                    purpose="group",
+                )
+            except KafkaError as exc:
+                log.debug("group %s: DescribeGroups for the error message: %s", self.group_id, exc)
+                return "", ""
+            for group in resp.groups:
+                if group.group_id == self.group_id and group.error_code == 0:
+                    return group.protocol_type, group.protocol_data
+        return "", ""
 
     async def _sync(self, is_leader: bool) -> list[Action]:
         m = self.membership

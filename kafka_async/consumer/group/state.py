@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from ... import errors as E
 from ...errors import KafkaError, error_for_code
 from ...structs import TopicPartition
-from .assignors import RebalanceProtocol
+from .assignors import ASSIGNORS, RebalanceProtocol
 
 # Error codes this machine acts on, by name from errors.py.
 NONE = 0
@@ -173,6 +173,57 @@ Action = (
 )
 
 NO_GENERATION = -1
+
+
+def inconsistent_protocol_error(
+    group_id: str,
+    offered: Sequence[str],
+    group_protocol_type: str = "",
+    group_assignor: str = "",
+) -> E.InconsistentGroupProtocolError:
+    """The error for a JoinGroup refused with INCONSISTENT_GROUP_PROTOCOL, saying what this
+    member offered and how to match the group. ``group_protocol_type`` and
+    ``group_assignor`` are what DescribeGroups told of the group ("" when unknown).
+
+    The broker refuses a member that shares no assignor with the members already in the
+    group (or joins a group of another protocol type, e.g. Kafka Connect's). The common
+    case is a rolling migration from another client whose default differs (aiokafka offers
+    only "roundrobin"; the Java client and this one "range" and "cooperative-sticky")."""
+    ours = ", ".join(repr(n) for n in offered)
+    mine = f"partition_assignment_strategy=({ours}{',' if len(offered) == 1 else ''})"
+    head = f"group {group_id!r}: JoinGroup failed with INCONSISTENT_GROUP_PROTOCOL: "
+    if group_protocol_type and group_protocol_type != "consumer":
+        return E.InconsistentGroupProtocolError(
+            f"{head}the group has protocol type {group_protocol_type!r}, not 'consumer' (it "
+            f"is not a consumer group; use another group_id). This consumer offered {mine}"
+        )
+    available = ", ".join(repr(n) for n in sorted(ASSIGNORS))
+    if group_assignor:
+        theirs = f"the group's members use the assignor {group_assignor!r}"
+        if group_assignor in ASSIGNORS:
+            fix = (
+                f"set partition_assignment_strategy=({group_assignor!r},) to match them (or "
+                f"list {group_assignor!r} beside the others, e.g. "
+                f"({group_assignor!r}, {ours}), and drop it once every member offers the "
+                "same list)"
+            )
+        else:
+            fix = (
+                f"kafka_async has no assignor named {group_assignor!r} (it has {available}): "
+                f"pass an Assignor subclass whose name is {group_assignor!r}, or move the "
+                "other members to one of these"
+            )
+    else:
+        theirs = "the group's members offer none of these assignors"
+        fix = (
+            "set partition_assignment_strategy to an assignor every member offers (this "
+            f"client has {available}; aiokafka's default is ('roundrobin',), the Java "
+            "client's ('range', 'cooperative-sticky'))"
+        )
+    return E.InconsistentGroupProtocolError(
+        f"{head}this consumer offered {mine}, and {theirs}. Every member of a group must "
+        f"offer at least one assignor in common: {fix}"
+    )
 
 
 @dataclass
