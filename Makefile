@@ -33,13 +33,20 @@ TANSU_TESTS := tests/producer/test_producer_integration.py tests/consumer/test_c
 
 # The whole suite against Apache Kafka (the reference broker, fetched from Maven Central on
 # first use), then the embedded-fallback tier against Tansu. Each tier prints its duration.
-test: lint typecheck
+test: lint typecheck docs
 	@date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache
 	@echo "tier apache: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
 		--kafka-broker-tests-only $(TANSU_TESTS)
 	@echo "tier tansu: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; rm -f .tier-start
+
+# The documentation site into site/ (mkdocs-material, API pages from the docstrings; strict:
+# a broken link or a bad docstring reference fails it). `make test` builds it first, and
+# tests/docs runs every code block of the docs against the broker and opens the site in Chromium.
+.PHONY: docs
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
 
 # Every test that uses the run's broker, against Tansu (what CI ran before it kept a subset).
 .PHONY: tansu
