@@ -312,8 +312,9 @@ class EmbeddedBroker:
         durable: store data in a local S3 server (moto) so it survives kill + restart.
         port: listen on this port; default a free one picked by the kernel.
         host: listen address (loopback by default).
-        advertised_host, advertised_port: the address Metadata hands to clients (defaults:
-            ``host`` and the listening port). Point them at a proxy to route clients via it.
+        advertised_host: the host Metadata hands to clients (default ``host``). Point it
+            and ``advertised_port`` at a proxy to route clients via it.
+        advertised_port: the port Metadata hands to clients (default the listening port).
         binary: path of the Tansu binary (default :func:`resolve_tansu_binary`).
         startup_timeout: seconds to wait for the broker to answer ApiVersions.
         stop_timeout: seconds between SIGTERM and SIGKILL in :meth:`stop` and

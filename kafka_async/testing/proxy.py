@@ -190,8 +190,10 @@ class FaultProxy:
     """A fault-injecting proxy from ``listen_host:listen_port`` to ``target_host:target_port``.
 
     Args:
-        target_host, target_port: the broker (changeable later through :attr:`target`).
-        listen_host, listen_port: where to listen; port 0 (default) picks a free one.
+        target_host: the broker's host (changeable later through :attr:`target`).
+        target_port: the broker's port.
+        listen_host: where to listen.
+        listen_port: the port to listen on; 0 (the default) picks a free one.
         seed: seed of the random generator used for jitter, periodic resets and corruption.
         connect_timeout: seconds to wait for the upstream connection.
     """
