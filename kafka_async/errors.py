@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .structs import TopicPartition
 
 
@@ -84,6 +86,24 @@ class KafkaTimeoutError(KafkaError):
 
 class NoBrokersAvailableError(KafkaConnectionError):
     """None of the bootstrap servers or known brokers could be reached."""
+
+
+class BootstrapUnreachableError(NoBrokersAvailableError):
+    """At start, every bootstrap server refused the connection or its name did not resolve
+    (a mistyped host or port, a broker not running): ``start()`` gives up after about a
+    second of retries instead of waiting ``request_timeout_ms``. ``errors`` maps each
+    ``host:port`` to its error. A server that does not answer at all (a connect or request
+    timing out) still gets the whole ``request_timeout_ms``."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__(
+            "no bootstrap server can be reached: "
+            + "; ".join(f"{addr}: {why}" for addr, why in errors.items())
+        )
+        self.errors = dict(errors)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.errors,))
 
 
 class IncompatibleBrokerVersionError(KafkaError):

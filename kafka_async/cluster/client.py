@@ -33,6 +33,7 @@ import anyio.abc
 
 from ..errors import (
     BackgroundTaskError,
+    BootstrapUnreachableError,
     ClientClosedError,
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -90,7 +91,12 @@ def _key_type(key_type: int | str) -> int:
 def _fresh(err: BaseException) -> BaseException:
     """A copy of a shared error for one more caller (tracebacks are per raise)."""
     if isinstance(err, KafkaConnectionError | KafkaTimeoutError):
-        copy = type(err)(str(err))
+        # Rebuilt the way pickle would (an error with fields of its own, such as
+        # BootstrapUnreachableError, has a __reduce__ that says how).
+        reduced = err.__reduce__()
+        assert isinstance(reduced, tuple)
+        rebuild: Callable[..., BaseException] = reduced[0]
+        copy = rebuild(*reduced[1])
         copy.__cause__ = err.__cause__
         return copy
     return err
@@ -290,14 +296,19 @@ class ClusterClient:
                 if node is None:
                     # No known broker left to try: fall back to the bootstrap servers.
                     failed.clear()
-                    _, conn = await self._pool.bootstrap(timeout=remaining)
+                    # At start (nothing known yet), every server refusing ends it at once.
+                    _, conn = await self._pool.bootstrap(
+                        timeout=remaining, fail_fast=self._life.state is ClientState.STARTING
+                    )
                 else:
                     conn = await self._pool.get(node, timeout=remaining)
                 remaining = deadline - anyio.current_time()
                 return await self._send_metadata(conn, names, remaining), topics
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                if not exc.retriable:
-                    raise  # a refused TLS certificate: retrying until the deadline cannot help
+                if not exc.retriable or isinstance(exc, BootstrapUnreachableError):
+                    # A refused TLS certificate, or at start every bootstrap server refusing:
+                    # retrying until the deadline cannot help.
+                    raise
                 log.info("metadata request to node %s failed: %s", node, exc)
                 last_error = exc
                 if node is not None:

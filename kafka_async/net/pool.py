@@ -35,6 +35,7 @@ import anyio
 import anyio.abc
 
 from ..errors import (
+    BootstrapUnreachableError,
     ClientClosedError,
     KafkaConnectionError,
     KafkaError,
@@ -52,6 +53,24 @@ PURPOSES: tuple[str, ...] = ("default", "fetch", "group")
 Key = tuple[int, str]
 
 _CLOSE_DEADLINE = 2.0
+
+
+#: Seconds a client's start keeps retrying bootstrap servers that all refuse the connection
+#: (or do not resolve) before it gives up: a broker restarting right now gets that long.
+FAIL_FAST_WINDOW = 1.0
+
+
+def refused_at_once(exc: BaseException) -> bool:
+    """True when a connect failed at once (refused, unresolvable host, unreachable network):
+    an ``OSError`` other than a timeout somewhere in the ``__cause__`` chain."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 def bootstrap_node_id(index: int) -> int:
@@ -490,16 +509,24 @@ class ConnectionPool:
         self,
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - overall deadline for bootstrapping
+        fail_fast: bool = False,
     ) -> tuple[int, BrokerConnection]:
         """A connection to any bootstrap server, trying each in turn until the deadline.
 
         Raises ``NoBrokersAvailableError`` (listing the last error per server) when none
-        answers within ``timeout`` (default ``request_timeout_ms``).
+        answers within ``timeout`` (default ``request_timeout_ms``). ``fail_fast`` (a
+        client's start): once every server has refused the connection or failed to resolve,
+        and at least :data:`FAIL_FAST_WINDOW` seconds have passed (retries with the usual
+        backoff meanwhile), raise ``BootstrapUnreachableError`` naming each; a server that
+        does not answer at all keeps the whole deadline.
         """
         if timeout is None:
             timeout = self.config.request_timeout
-        deadline = anyio.current_time() + timeout
+        started = anyio.current_time()
+        deadline = started + timeout
         errors: dict[int, str] = {}
+        #: The servers whose last attempt was refused or unresolvable (not a timeout).
+        refused: set[int] = set()
         ids = list(self._bootstrap_ids)
         start = int(self._rand() * len(ids)) % len(ids)
         ids = ids[start:] + ids[:start]
@@ -524,6 +551,21 @@ class ConnectionPool:
                 # A timeout waiting out the backoff says less than the connect error before.
                 if node not in errors or not isinstance(exc, KafkaTimeoutError):
                     errors[node] = str(exc)
+                if isinstance(exc, KafkaTimeoutError):
+                    pass  # waiting out the backoff: says nothing new about the server
+                elif refused_at_once(exc):
+                    refused.add(node)
+                else:
+                    refused.discard(node)
+                if (
+                    fail_fast
+                    and refused >= set(ids)
+                    and anyio.current_time() - started >= FAIL_FAST_WINDOW
+                ):
+                    addresses = self._state.addresses
+                    raise BootstrapUnreachableError(
+                        {f"{addresses[n][0]}:{addresses[n][1]}": errors[n] for n in ids}
+                    ) from exc
                 continue
             return node, conn
         addrs = ", ".join(
