@@ -139,8 +139,10 @@ class Producer:
     * ``buffer_memory`` (32 MiB): bytes of unsent records; send/enqueue wait for space beyond it.
     * ``delivery_timeout_ms`` (120000): from enqueue to acknowledgement, retries included.
     * ``max_in_flight_requests_per_connection`` (5): unanswered Produce requests per broker.
-    * ``metadata_wait_ms`` (delivery_timeout_ms): how long a record for an unknown topic waits for
-      it to appear.
+    * ``max_block_ms`` (60000): how long send/enqueue/produce may wait for a topic's metadata (a
+      topic that does not exist) or for buffer space, then KafkaTimeoutError.
+    * ``metadata_wait_ms`` (max_block_ms): how long a record for an unknown topic waits for it to
+      appear (overrides max_block_ms for that wait only).
     * ``allow_auto_create_topics`` (True): metadata requests let a broker with
       auto.create.topics.enable create a topic.
     * ``hooks`` (None): observability hooks (OpenTelemetry spans and metrics); None: off.
@@ -192,9 +194,11 @@ class Producer:
         self._max_record_size = cfg.max_request_size - BATCH_OVERHEAD
         #: True only between a successful start() and close(); checked per record.
         self._running = False
-        self._metadata_wait = (
-            cfg.metadata_wait_ms if cfg.metadata_wait_ms is not None else cfg.delivery_timeout_ms
-        ) / 1000.0
+        #: How long a record may wait for its topic's metadata (Java's max.block.ms).
+        self._metadata_wait_ms = (
+            cfg.metadata_wait_ms if cfg.metadata_wait_ms is not None else cfg.max_block_ms
+        )
+        self._metadata_wait = self._metadata_wait_ms / 1000.0
         self._client: ClusterClient | None = None
         self._sender: Sender | None = None
         #: The producer's own background task group (the sender); the cluster client has
@@ -484,8 +488,13 @@ class Producer:
             try:
                 await client.wait_for_topic(topic, self._metadata_wait)
             except KafkaTimeoutError:
+                setting = (
+                    "metadata_wait_ms" if self._cfg.metadata_wait_ms is not None else "max_block_ms"
+                )
                 raise KafkaTimeoutError(
-                    f"topic {topic!r} not found in metadata within {self._metadata_wait:.3f} s"
+                    f"topic {topic!r} not found in metadata within {setting}="
+                    f"{self._metadata_wait_ms} (it does not exist, and the broker does not "
+                    "create topics on first use, or allow_auto_create_topics=False)"
                 ) from None
             meta = client.metadata
             ids = meta.partitions_for(topic)
@@ -636,7 +645,7 @@ class Producer:
             raise RecordTooLargeClientError(
                 f"the record is about {size} bytes, more than buffer_memory={acc.buffer_memory}"
             )
-        deadline = self._cfg.delivery_timeout_ms / 1000.0
+        deadline = self._cfg.max_block_ms / 1000.0
         with anyio.move_on_after(deadline):
             while acc.buffer_used and acc.buffer_used + size > acc.buffer_memory:
                 # Waiting producers make every batch sendable now (like a flush).
@@ -645,8 +654,8 @@ class Producer:
                 self._check_usable()
             return
         raise KafkaTimeoutError(
-            f"no buffer space for a {size}-byte record within delivery_timeout_ms "
-            f"({self._cfg.delivery_timeout_ms})"
+            f"no buffer space for a {size}-byte record within max_block_ms "
+            f"({self._cfg.max_block_ms}; buffer_memory={acc.buffer_memory})"
         )
 
     def send(

@@ -155,12 +155,21 @@ SCHEMA = Schema(
             "unanswered Produce requests per broker",
         ),
         Setting(
+            "max_block_ms",
+            Int(low=0),
+            60_000,
+            "how long send/enqueue/produce may wait for a topic's metadata (a topic that does "
+            "not exist) or for buffer space, then KafkaTimeoutError",
+            java="max.block.ms (Java; librdkafka has no direct equivalent)",
+        ),
+        Setting(
             "metadata_wait_ms",
             Int(low=0, optional=True),
             None,
-            "how long a record for an unknown topic waits for it to appear",
-            java="max.block.ms",
-            default_doc="delivery_timeout_ms",
+            "how long a record for an unknown topic waits for it to appear (overrides "
+            "max_block_ms for that wait only)",
+            java="",
+            default_doc="max_block_ms",
         ),
         Setting(
             "allow_auto_create_topics",

@@ -65,7 +65,11 @@ class ProducerSettings(ClientSettings, total=False):
     delivery_timeout_ms: int
     #: unanswered Produce requests per broker (default: 5)
     max_in_flight_requests_per_connection: int
-    #: how long a record for an unknown topic waits for it to appear (default: delivery_timeout_ms)
+    #: how long send/enqueue/produce may wait for a topic's metadata (a topic that does not exist)
+    #: or for buffer space, then KafkaTimeoutError (default: 60000)
+    max_block_ms: int
+    #: how long a record for an unknown topic waits for it to appear (overrides max_block_ms for
+    #: that wait only) (default: max_block_ms)
     metadata_wait_ms: int | None
     #: metadata requests let a broker with auto.create.topics.enable create a topic (default: True)
     allow_auto_create_topics: bool
@@ -94,6 +98,7 @@ class ProducerFields:
     buffer_memory: int = 33554432
     delivery_timeout_ms: int = 120000
     max_in_flight_requests_per_connection: int = 5
+    max_block_ms: int = 60000
     metadata_wait_ms: int | None = None
     allow_auto_create_topics: bool = True
     hooks: ClientHooks | None = None
