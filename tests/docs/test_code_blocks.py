@@ -11,7 +11,11 @@ The rule (CONTRIBUTING.md, "The documentation"):
 * ``<!-- not-run: reason -->`` on the line before a fence: the block is reported as a skip
   with its reason;
 * ``<!-- pytest-file -->`` on the line before a ```python fence: the block is a test file,
-  run by pytest with the kafka_async plugin against the run's broker, and must pass.
+  run by pytest with the kafka_async plugin against the run's broker, and must pass (the
+  plugin is enabled by its ``pytest11`` entry point: an explicit ``-p
+  kafka_async.testing.plugin`` would register it twice, which pytest refuses; the child run
+  gets the broker through ``KAFKA_BOOTSTRAP_SERVERS``, which the plugin's ``kafka_broker``
+  uses as an external broker).
 
 Each block is one test, named after its file and the line of its opening fence
 (``README.md:L29``), so a failure points at the block.
