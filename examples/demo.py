@@ -1,7 +1,7 @@
-"""The main job on an embedded default: what `make demo` runs.
+"""The main job on a broker of its own: what `make demo` runs.
 
-Starts a real broker (Tansu, embedded), produces N records (default 1,000,000) with a progress
-bar, consumes them with a group of 3 consumers, checks that every record arrived exactly
+Starts a real broker (Apache Kafka where Java 17+ is found, else the embedded Tansu), produces
+N records (default 1,000,000) with a progress bar, consumes them with a group of 3 consumers, checks that every record arrived exactly
 once, prints throughput, and stops the broker.
 
     python examples/demo.py [--records N] [--partitions P] [--consumers C]
@@ -20,7 +20,8 @@ from contextlib import asynccontextmanager
 import anyio
 
 from kafka_async import AdminClient, Consumer, NewTopic, Producer
-from kafka_async.testing import EmbeddedBroker
+from kafka_async.testing import TANSU_BENDS, ApacheKafka, EmbeddedBroker
+from kafka_async.testing.apache import choose_broker_kind
 
 try:
     from rich.progress import Progress
@@ -62,8 +63,17 @@ async def _broker(bootstrap: str | None) -> AsyncIterator[str]:
     if bootstrap:
         yield bootstrap
         return
+    # Apache Kafka, the reference broker, wherever a Java 17+ is found; else the embedded
+    # Tansu, which says in one line which of its answers differ from Kafka's.
+    kind, _ = await anyio.to_thread.run_sync(choose_broker_kind)
+    if kind == "apache":
+        async with ApacheKafka() as kafka:
+            print(f"Apache Kafka {kafka.version} at {kafka.bootstrap_servers}")
+            yield kafka.bootstrap_servers
+        return
     async with EmbeddedBroker() as broker:
-        print(f"embedded broker at {broker.bootstrap_servers}")
+        print(f"embedded Tansu broker at {broker.bootstrap_servers} (no Java 17+ found)")
+        print(TANSU_BENDS)
         yield broker.bootstrap_servers
 
 
