@@ -1,8 +1,9 @@
 """The main job on a broker of its own: what `make demo` runs.
 
 Starts a real broker (Apache Kafka where Java 17+ is found, else the embedded Tansu), produces
-N records (default 1,000,000) with a progress bar, consumes them with a group of 3 consumers, checks that every record arrived exactly
-once, prints throughput, and stops the broker.
+N records (default 1,000,000) with a progress bar, consumes them with a group of 3
+consumers, checks that every record arrived exactly once, prints throughput, and stops the
+broker.
 
     python examples/demo.py [--records N] [--partitions P] [--consumers C]
     python examples/demo.py --bootstrap-servers host:9092   # use an existing broker instead
