@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 import kafka_async
 from kafka_async import Consumer, Producer, TopicPartition
 
-DIST = "kafka-async"
+DIST = "kafka-async-client"
 
 
 def _bin(name: str) -> Path:
