@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ README = ROOT / "README.md"
 PLACEHOLDER = "localhost:9092"
 PROGRAM_DEADLINE = 90.0
 PYTEST_DEADLINE = 180.0
+#: Blocks run side by side (2 cores here; most of a block's time is waiting on the broker).
+CONCURRENCY = 4
 README_MAX_LINES = 260
 README_FIRST_SCREEN = 60
 
@@ -151,65 +154,123 @@ def _env(bootstrap: str) -> dict[str, str]:
     return env
 
 
-def _report(what: str, done: subprocess.CompletedProcess[str]) -> str:
-    return (
-        f"{what} exited {done.returncode}\n--- stdout ---\n{done.stdout[-4000:]}"
-        f"\n--- stderr ---\n{done.stderr[-6000:]}"
-    )
+@dataclass
+class Step:
+    """One command of a block and how it ended (``timed_out``: killed at its deadline)."""
+
+    what: str
+    expected: int
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: float | None = None
+
+    def failure(self) -> str | None:
+        if self.timed_out is not None:
+            return f"{self.what} did not end within {self.timed_out:.0f} s" + self._output()
+        if self.returncode != self.expected:
+            return f"{self.what} exited {self.returncode} (expected {self.expected})" + (
+                self._output()
+            )
+        return None
+
+    def _output(self) -> str:
+        return f"\n--- stdout ---\n{self.stdout[-4000:]}\n--- stderr ---\n{self.stderr[-6000:]}"
+
+
+def _text(data: str | bytes | None) -> str:
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return data or ""
 
 
 def _run(
-    argv: list[str], cwd: Path, env: dict[str, str], deadline: float, what: str
-) -> subprocess.CompletedProcess[str]:
+    argv: list[str], cwd: Path, env: dict[str, str], deadline: float, what: str, expected: int = 0
+) -> Step:
     try:
-        return subprocess.run(
+        done = subprocess.run(
             argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=deadline, check=False
         )
     except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
-        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
-        pytest.fail(
-            f"{what} did not end within {deadline:.0f} s\n--- stdout ---\n{out[-4000:]}"
-            f"\n--- stderr ---\n{err[-6000:]}",
-            pytrace=False,
-        )
+        return Step(what, expected, -1, _text(exc.stdout), _text(exc.stderr), deadline)
+    return Step(what, expected, done.returncode, done.stdout, done.stderr)
+
+
+def execute(block: Block, bootstrap: str, tmp: Path) -> list[Step]:
+    """Run one block's program, test file or command lines against ``bootstrap``."""
+    env = _env(bootstrap)
+    text = block.text.replace(PLACEHOLDER, bootstrap)
+    if block.lang in _SHELL_LANGS:
+        steps = []
+        for line, expected in cli_lines(block):
+            cmd = line.replace(PLACEHOLDER, bootstrap)
+            step = _run(["bash", "-c", cmd], tmp, env, PROGRAM_DEADLINE, f"`{line}`", expected)
+            steps.append(step)
+            if step.failure():
+                break
+        return steps
+    if block.pytest_file:
+        (tmp / "test_block.py").write_text(text, encoding="utf-8")
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_block.py"]
+        return [_run(argv, tmp, env, PYTEST_DEADLINE, f"pytest on {block.id}")]
+    (tmp / "program.py").write_text(text, encoding="utf-8")
+    return [_run([sys.executable, "program.py"], tmp, env, PROGRAM_DEADLINE, block.id)]
 
 
 BLOCKS = runnable_blocks()
 
 
+def _to_run(block: Block) -> bool:
+    if block.not_run is not None:
+        return False
+    return not (block.lang in _SHELL_LANGS and not cli_lines(block))
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    request: pytest.FixtureRequest, kafka_broker: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[Step]]:
+    """Every selected block's steps, run CONCURRENCY at a time (each in a directory of its own).
+
+    Each block uses topics and groups of its own, so they may run side by side; the tests
+    below then report one block each.
+    """
+    selected: list[Block] = []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        block = callspec.params.get("block") if callspec is not None else None
+        if isinstance(block, Block):
+            selected.append(block)
+    todo = [b for b in selected if _to_run(b)]
+    results: dict[str, list[Step]] = {}
+    with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
+        futures = {
+            pool.submit(execute, b, kafka_broker, tmp_path_factory.mktemp("block")): b for b in todo
+        }
+        for future, block in futures.items():
+            results[block.id] = future.result()
+    return results
+
+
 @pytest.mark.integration
-@pytest.mark.timeout(PYTEST_DEADLINE + 60)
+@pytest.mark.timeout(900)  # the first test's set-up runs every selected block
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
-def test_code_block(block: Block, kafka_broker: str, tmp_path: Path) -> None:
+def test_code_block(block: Block, outcomes: dict[str, list[Step]]) -> None:
     if block.not_run is not None:
         pytest.skip(f"not-run: {block.not_run}")
-    env = _env(kafka_broker)
-    text = block.text.replace(PLACEHOLDER, kafka_broker)
-    if block.lang in _SHELL_LANGS:
-        commands = cli_lines(block)
-        if block.lang != "console":
-            others = other_commands(block)
-            assert not others, (
-                f"{block.id}: a ```{block.lang} block with commands other than kafka-async "
-                f"needs <!-- not-run: reason --> on the line before its fence: {others}"
-            )
-        if not commands:
-            pytest.skip("no kafka-async command in this block")
-        for line, expected in commands:
-            cmd = line.replace(PLACEHOLDER, kafka_broker)
-            done = _run(["bash", "-c", cmd], tmp_path, env, PROGRAM_DEADLINE, f"`{line}`")
-            assert done.returncode == expected, _report(f"{block.id}: `{line}`", done)
-        return
-    if block.pytest_file:
-        (tmp_path / "test_block.py").write_text(text, encoding="utf-8")
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_block.py"]
-        done = _run(argv, tmp_path, env, PYTEST_DEADLINE, f"pytest on {block.id}")
-        assert done.returncode == 0, _report(f"pytest on {block.id}", done)
-        return
-    (tmp_path / "program.py").write_text(text, encoding="utf-8")
-    done = _run([sys.executable, "program.py"], tmp_path, env, PROGRAM_DEADLINE, block.id)
-    assert done.returncode == 0, _report(block.id, done)
+    if block.lang in _SHELL_LANGS and block.lang != "console":
+        others = other_commands(block)
+        assert not others, (
+            f"{block.id}: a ```{block.lang} block with commands other than kafka-async "
+            f"needs <!-- not-run: reason --> on the line before its fence: {others}"
+        )
+    if not _to_run(block):
+        pytest.skip("no kafka-async command in this block")
+    steps = outcomes[block.id]
+    assert steps, f"{block.id}: nothing ran"
+    for step in steps:
+        failure = step.failure()
+        assert failure is None, f"{block.id}: {failure}"
 
 
 def test_every_runnable_block_is_found() -> None:
