@@ -307,3 +307,22 @@ def test_parser_reads_markers_and_indented_fences(tmp_path: Path) -> None:
     ]
     assert c.pytest_file
     assert c.not_run is None
+
+
+_MD_LINK = re.compile(r"\[[^\]]*\]\((?P<target>[^)\s]+)\)")
+
+
+@pytest.mark.parametrize(
+    "name", ["README.md", "CONTRIBUTING.md", "DESIGN.md", "BENCHMARKS.md", "RELIABILITY.md"]
+)
+def test_repository_page_links_lead_somewhere(name: str) -> None:
+    """The pages at the root (read on GitHub, not in the site) link to files that exist."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    missing = []
+    for m in _MD_LINK.finditer(text):
+        target = m["target"].split("#", 1)[0]
+        if not target or re.match(r"^[a-z]+:", target):
+            continue
+        if not (ROOT / target).exists():
+            missing.append(m["target"])
+    assert missing == [], f"{name} links to missing files: {missing}"
