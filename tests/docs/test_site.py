@@ -32,7 +32,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from kafka_async.testing.plugin import skip_or_fail
+from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "site"
@@ -194,7 +194,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     index = SITE / "index.html"
     if index.exists() and index.stat().st_mtime >= _newest_source():
         return SITE
-    pytest.importorskip("mkdocs")
+    importorskip_or_fail("mkdocs", "the site checks need mkdocs (the docs extra)")
     return build_site(tmp_path_factory.mktemp("site") / "site")
 
 
