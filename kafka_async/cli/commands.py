@@ -485,7 +485,7 @@ async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
         # for classic ones.
         descs = await admin.describe_consumer_groups(args.groups)
         descs.raise_first()
-        await note_if_tansu(admin, out, f"the LAG column is computed from {_BENT_LATEST[4:]}")
+        await note_if_tansu(admin, out, f"LAG comes from ListOffsets(latest), and {_BENT_LATEST}")
         for gid, d in descs.items():
             offsets = await admin.list_consumer_group_offsets(gid)
             committed = {tp: o.offset for tp, o in offsets.items() if o.error is None}
@@ -596,7 +596,7 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
         tps = [TopicPartition(args.topic, p) for p in parts]
         targets = await _resolve_positions(admin, tps, start)
         if start.kind in ("end", "relative"):
-            await note_if_tansu(admin, out, f"the targets come from ListOffsets: {_BENT_LATEST}")
+            await note_if_tansu(admin, out, f"the targets come from ListOffsets, and {_BENT_LATEST}")
         current = await admin.list_consumer_group_offsets(args.group, tps)
         out.table(
             ["TOPIC", "PARTITION", "CURRENT", "NEW"],
