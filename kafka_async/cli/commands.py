@@ -596,7 +596,7 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
         tps = [TopicPartition(args.topic, p) for p in parts]
         targets = await _resolve_positions(admin, tps, start)
         if start.kind in ("end", "relative"):
-            await note_if_tansu(admin, out, f"the targets come from ListOffsets, and {_BENT_LATEST}")
+            await note_if_tansu(admin, out, f"targets come from ListOffsets, and {_BENT_LATEST}")
         current = await admin.list_consumer_group_offsets(args.group, tps)
         out.table(
             ["TOPIC", "PARTITION", "CURRENT", "NEW"],
