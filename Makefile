@@ -59,7 +59,7 @@ unit: $(STAMP)
 
 # Regenerate kafka_async/protocol/apis/ from kafka_async/protocol/definitions/*.def
 # (tests/protocol/test_protocol_generated.py fails while they differ), and the typed
-# settings, README tables and docstring lists from each package's settings.py
+# settings, docs/reference/settings.md tables and docstring lists from each package's settings.py
 # (tests/settings/test_settings_generated.py).
 generate: $(STAMP)
 	$(BIN)/python -m kafka_async.protocol.generate

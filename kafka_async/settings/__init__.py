@@ -11,7 +11,7 @@ the Java client's (or librdkafka's) name. Everything else is derived from it:
   shared :class:`~kafka_async.net.config.ClientConfig`;
 * ``make generate`` (:mod:`kafka_async.settings.generate`) writes each package's
   ``settings_generated.py`` (the ``TypedDict`` that types the client's ``**settings`` for mypy
-  and the frozen dataclass of the config's fields) and the settings tables in README.md and
-  in the clients' docstrings; ``tests/settings/test_settings_generated.py`` fails while any of
-  them is stale.
+  and the frozen dataclass of the config's fields), the settings tables of
+  docs/reference/settings.md and the lists in the clients' docstrings;
+  ``tests/settings/test_settings_generated.py`` fails while any of them is stale.
 """

@@ -1,10 +1,10 @@
 """Each setting is declared once; what is derived from the declarations stays true to them.
 
-``make generate`` writes ``<package>/settings_generated.py``, the README tables and the
-clients' docstring lists from the ``SCHEMA`` of ``net``, ``producer``, ``consumer`` and
-``admin``'s ``settings.py``; a declaration edited without regenerating (or an output edited
-by hand) fails here. The run-time checks come from the same declarations: every setting
-refuses a wrong value with a ``ConfigError`` naming it.
+``make generate`` writes ``<package>/settings_generated.py``, the tables of
+docs/reference/settings.md and the clients' docstring lists from the ``SCHEMA`` of ``net``,
+``producer``, ``consumer`` and ``admin``'s ``settings.py``; a declaration edited without
+regenerating (or an output edited by hand) fails here. The run-time checks come from the
+same declarations: every setting refuses a wrong value with a ``ConfigError`` naming it.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_generated_outputs_are_up_to_date() -> None:
 
 
 def test_stale_check_notices_an_edited_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test above can fail: a changed meaning changes the module, README and docstring."""
+    """The test above can fail: a changed meaning changes the module, page and docstring."""
     _needs_ruff()
     real = generate.load
 
