@@ -727,6 +727,7 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
     stream: IO[bytes] = open(args.file, "rb") if args.file else sys.stdin.buffer  # noqa: ASYNC230, SIM115
     sent = 0
     stopped: int | None = None
+    settled = True  # False when records read were dropped unacknowledged
     started = time.perf_counter()
     try:
         async with anyio.from_thread.BlockingPortal() as portal:
@@ -797,8 +798,10 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
                             "(Ctrl-C again to drop them)"
                         )
                         with anyio.move_on_after(_timeout_ms(args) / 1000):
-                            if await _until_signal(settle) is not None:
-                                await producer.close(timeout=0)
+                            settled = await _until_signal(settle) is None
+                        if not settled:
+                            # A second Ctrl-C, or the deadline: stop without waiting.
+                            await producer.close(timeout=0)
             finally:
                 # The reading thread may be waiting to hand over a chunk nobody will read.
                 await portal.stop(cancel_remaining=True)
@@ -806,7 +809,10 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
         if args.file:
             stream.close()
     elapsed = time.perf_counter() - started
-    out.info(f"produced {sent} record(s) to {args.topic} in {elapsed:.2f} s")
+    if settled:
+        out.info(f"produced {sent} record(s) to {args.topic} in {elapsed:.2f} s")
+    else:
+        out.info(f"read {sent} record(s); those not yet acknowledged were dropped")
     return 0 if stopped is None else 128 + stopped
 
 

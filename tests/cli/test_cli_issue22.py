@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from kafka_async.testing import EmbeddedBroker
+from kafka_async.testing.apache import ApacheKafka
 from kafka_async.testing.broker import TANSU_BENDS
 
 pytestmark = pytest.mark.integration
@@ -320,3 +321,36 @@ def test_commands_note_tansus_bent_answers_and_only_there(kafka_broker: str) -> 
     true = run(["-b", kafka_broker, "offsets", name])
     ok(true)
     assert "note:" not in true.stderr, true.stderr
+
+
+def test_a_second_ctrl_c_drops_what_cannot_be_sent_and_exits_at_once(
+    apache_kafka: ApacheKafka, terminal: tuple[int, int]
+) -> None:
+    """The broker is gone with two records read and unsent: the first Ctrl-C waits for them
+    (up to --timeout), the second gives up at once and says they were dropped."""
+    master, slave = terminal
+    server = apache_kafka.bootstrap_servers
+    argv = _cli("-b", server, "--timeout", "120", "produce", _topic(), "--linger-ms", "60000")
+    proc = subprocess.Popen(
+        argv,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_ENV,
+    )
+    try:
+        os.write(master, b"lost-1\nlost-2\n")
+        time.sleep(6.0)  # read, waiting out the linger
+        apache_kafka.kill()
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None  # still trying to send the two records
+        code, err = _interrupt(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 130, err
+    assert "interrupted: sending the 2 record(s) read so far" in err, err
+    assert "read 2 record(s); those not yet acknowledged were dropped" in err, err
+    assert "Fatal Python error" not in err
