@@ -27,7 +27,7 @@ from typing import Any
 
 from kafka_async import errors as _k
 from kafka_async.consumer import Consumer
-from kafka_async.consumer.group.assignors import Assignor
+from kafka_async.consumer.group.assignors import Assignor, RoundRobinAssignor
 from kafka_async.structs import ConsumerRecord as _OurRecord
 from kafka_async.structs import TopicPartition
 
@@ -66,7 +66,9 @@ def _assignors(strategy: Sequence[Any]) -> tuple[Any, ...]:
             out.append(item)
             continue
         name = getattr(item, "name", None)
-        if name in ("roundrobin", "range", "sticky"):
+        if isinstance(item, str):
+            name = item
+        if name in ("roundrobin", "range", "sticky", "cooperative-sticky"):
             out.append(name)
             continue
         raise _k.ConfigError(
@@ -201,7 +203,7 @@ class AIOKafkaConsumer:
         auto_commit_interval_ms: int = 5000,
         check_crcs: bool = True,
         metadata_max_age_ms: int = 5 * 60 * 1000,
-        partition_assignment_strategy: Sequence[Any] = ("roundrobin",),
+        partition_assignment_strategy: Sequence[Any] = (RoundRobinAssignor,),
         max_poll_interval_ms: int = 300000,
         rebalance_timeout_ms: int | None = None,
         session_timeout_ms: int = 10000,
@@ -344,9 +346,9 @@ class AIOKafkaConsumer:
         previous subscription."""
         topics = tuple(topics)
         if not (topics or pattern):
-            raise ValueError("You should provide either `topics` or `pattern`")
+            raise TypeError("You should provide either `topics` or `pattern`")
         if topics and pattern:
-            raise ValueError("You can't provide both `topics` and `pattern`")
+            raise TypeError("You can't provide both `topics` and `pattern`")
         if listener is not None and not (
             hasattr(listener, "on_partitions_revoked")
             and hasattr(listener, "on_partitions_assigned")
@@ -606,6 +608,8 @@ class AIOKafkaConsumer:
         return {tp: [_record(r) for r in recs] for tp, recs in got.items()}
 
     def __aiter__(self) -> AIOKafkaConsumer:
+        if self._closed:
+            raise ConsumerStoppedError()
         return self
 
     async def __anext__(self) -> ConsumerRecord[Any, Any]:

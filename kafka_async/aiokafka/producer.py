@@ -131,6 +131,10 @@ def _settle(fut: asyncio.Future[RecordMetadata], delivery: Delivery) -> None:
     exc = delivery.exception()
     if exc is not None:
         fut.set_exception(_translate(exc))
+        if isinstance(exc, _k.TransactionAbortedError):
+            # The application aborted: a record it did not wait for is not an error to
+            # report when its future is dropped (aiokafka does not report it either).
+            fut.exception()
     else:
         fut.set_result(to_record_metadata(delivery.result()))
 
