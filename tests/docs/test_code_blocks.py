@@ -11,11 +11,10 @@ The rule (CONTRIBUTING.md, "The documentation"):
 * ``<!-- not-run: reason -->`` on the line before a fence: the block is reported as a skip
   with its reason;
 * ``<!-- pytest-file -->`` on the line before a ```python fence: the block is a test file,
-  run by pytest with the kafka_async plugin against the run's broker, and must pass (the
-  plugin is enabled by its ``pytest11`` entry point: an explicit ``-p
-  kafka_async.testing.plugin`` would register it twice, which pytest refuses; the child run
-  gets the broker through ``KAFKA_BOOTSTRAP_SERVERS``, which the plugin's ``kafka_broker``
-  uses as an external broker).
+  run by pytest with the kafka_async plugin (``-p kafka_async.testing.plugin``: the plugin is
+  opt-in, as for users) against the run's broker, and must pass (the child run gets the
+  broker through ``KAFKA_BOOTSTRAP_SERVERS``, which the plugin's ``kafka_broker`` uses as an
+  external broker).
 
 Each block is one test, named after its file and the line of its opening fence
 (``README.md:L29``), so a failure points at the block.
@@ -211,7 +210,8 @@ def execute(block: Block, bootstrap: str, tmp: Path) -> list[Step]:
         return steps
     if block.pytest_file:
         (tmp / "test_block.py").write_text(text, encoding="utf-8")
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_block.py"]
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        argv += ["-p", "kafka_async.testing.plugin", "test_block.py"]
         return [_run(argv, tmp, env, PYTEST_DEADLINE, f"pytest on {block.id}")]
     (tmp / "program.py").write_text(text, encoding="utf-8")
     return [_run([sys.executable, "program.py"], tmp, env, PROGRAM_DEADLINE, block.id)]

@@ -25,6 +25,9 @@ from kafka_async.testing.plugin import KafkaService
 
 pytestmark = pytest.mark.integration
 
+#: Our pytest plugin is opt-in: child runs outside this project ask for it.
+PLUGIN = "kafka_async.testing.plugin"
+
 
 def _java_or_skip() -> str:
     try:
@@ -219,6 +222,8 @@ def _child_pytest(tmp_path: Path, body: str, *args: str) -> subprocess.Completed
             "-p",
             "no:cacheprovider",
             "-p",
+            "kafka_async.testing.plugin",
+            "-p",
             "no:hypothesispytest",
             *args,
             str(tmp_path),
@@ -287,7 +292,17 @@ def test_watchdog_ends_a_run_whose_test_ignores_its_timeout(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
     env["KAFKA_ASYNC_WATCHDOG_GRACE"] = "3"
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            PLUGIN,
+            "-p",
+            "no:hypothesispytest",
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,

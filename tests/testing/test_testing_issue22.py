@@ -29,6 +29,9 @@ from kafka_async.testing.broker import TANSU_BENDS
 
 # -- jars from a lock list, without Maven -------------------------------------------------------
 
+#: Our pytest plugin is opt-in: child runs outside this project ask for it.
+PLUGIN = "kafka_async.testing.plugin"
+
 
 class _Mirror:
     """A Maven repository on 127.0.0.1 serving the jars of a filled cache folder (so the test
@@ -170,7 +173,7 @@ def _child_pytest(tmp_path: Path, env_extra: dict[str, str]) -> subprocess.Compl
     }
     env.update(env_extra)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tmp_path)],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", PLUGIN, str(tmp_path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -244,7 +247,17 @@ def test_durable_broker_fixture_skips_naming_moto(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            PLUGIN,
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,

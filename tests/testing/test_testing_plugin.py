@@ -61,6 +61,8 @@ def _run_child_pytest(
             "-rs",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "kafka_async.testing.plugin",
             # hypothesis's plugin alone takes seconds to import; the child needs only ours
             "-p",
             "no:hypothesispytest",
