@@ -1,7 +1,9 @@
 """pytest plugin: real Kafka brokers as fixtures.
 
-Installed with kafka_async (entry point ``pytest11``), so these fixtures are available in any
-test suite once the package is installed:
+Opt-in: installing kafka-async-client does not change anybody's pytest runs. A test suite
+asks for the plugin with ``-p kafka_async.testing.plugin`` (on the command line or in
+``addopts``), or with ``pytest_plugins = ["kafka_async.testing.plugin"]`` in its top-level
+conftest.py; then these fixtures are available:
 
 Choosing the broker for the whole run: ``--kafka-broker=apache|tansu`` (or the environment
 variable ``KAFKA_ASYNC_BROKER``). When neither is given the run gets Apache Kafka wherever a
