@@ -239,7 +239,7 @@ async def cmd_broker(args: argparse.Namespace, out: Output) -> int:
 
 
 async def _run_apache(args: argparse.Namespace, out: Output) -> int:
-    from ..testing.apache import ApacheKafka, KafkaPrerequisiteError
+    from ..testing.apache import ApacheKafka, KafkaPrerequisiteError, cache_root, is_fetched
 
     if args.durable:
         raise UsageError("--durable is Tansu's; Apache Kafka always keeps its log on disk")
@@ -251,6 +251,13 @@ async def _run_apache(args: argparse.Namespace, out: Output) -> int:
     kafka = ApacheKafka(
         nodes=args.nodes, version=args.kafka_version, security=args.security, port=port
     )
+    # At a terminal the first run would otherwise sit silent while the jars download (about
+    # 25 s); scripts reading stderr keep "kind, version, address" as its first line.
+    if out.err.isatty() and not is_fetched(kafka.version, cache_dir=kafka.cache_dir):
+        out.info(
+            f"fetching Apache Kafka {kafka.version} from Maven Central into "
+            f"{kafka.cache_dir or cache_root()} (first run only, about 60 MB)..."
+        )
 
     async def describe() -> str:
         pids = ", ".join(str(kafka.pid(i)) for i in kafka.node_ids)

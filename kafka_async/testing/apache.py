@@ -154,6 +154,12 @@ def default_version() -> str:
     return os.environ.get("KAFKA_ASYNC_APACHE_VERSION", "").strip() or DEFAULT_VERSION
 
 
+def is_fetched(version: str | None = None, *, cache_dir: Path | None = None) -> bool:
+    """Whether the jars of ``version`` (default: :func:`default_version`) are in the cache."""
+    version = version or default_version()
+    return ((cache_dir or cache_root()) / "apache-kafka" / version / "COMPLETE").exists()
+
+
 @dataclass(frozen=True)
 class KafkaDistribution:
     """A runnable Apache Kafka: its version, its folder of jars and the Java to run it with."""
