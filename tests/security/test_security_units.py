@@ -90,7 +90,7 @@ def test_client_certificate_files_load(certs: Certs) -> None:
 
 def test_scram_without_scramp_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "scramp", None)
-    with pytest.raises(ConfigError, match=r"kafka-async\[scram\]"):
+    with pytest.raises(ConfigError, match=r"kafka-async-client\[scram\]"):
         ClientConfig(
             security_protocol="SASL_PLAINTEXT",
             sasl_mechanism="SCRAM-SHA-512",
