@@ -283,6 +283,8 @@ class AIOKafkaConsumer:
         #: behaviour); kept up to date by ``_follow_task``.
         self._groupless: tuple[str, ...] | re.Pattern[str] | None = None
         self._follow_task: asyncio.Task[None] | None = None
+        #: A pattern given to subscribe() before start(): subscribed by start().
+        self._pattern: str | None = None
         self._closed = False
         self._started = False
         #: Frameworks read aiokafka's private ``_coordinator`` and ``_subscription``.
@@ -310,6 +312,11 @@ class AIOKafkaConsumer:
         listener = self._listener
         if listener is None:
             return
+        if self._pattern is not None:
+            self.consumer._client.set_topics(None)  # every topic's metadata
+            await self.consumer._client.refresh_metadata(None)
+            self.consumer.subscribe(pattern=self._pattern, listener=listener)
+            self._pattern = None
         deadline = time.monotonic() + self._max_poll_interval
         while not listener.assigned:
             # A fatal group error (an ACL, a bad group id) ends the wait.
@@ -354,6 +361,7 @@ class AIOKafkaConsumer:
             and hasattr(listener, "on_partitions_assigned")
         ):
             raise TypeError("listener should be an instance of ConsumerRebalanceListener")
+        self._pattern = None
         if self._group_id is None:
             self._groupless = re.compile(pattern) if pattern else topics
             if self._started:
@@ -361,7 +369,11 @@ class AIOKafkaConsumer:
             return
         self._listener = _Listener(listener, self._group_id)
         try:
-            if pattern:
+            if pattern and not self._started:
+                # Matched against the cluster's topics once start() has them: subscribing
+                # now would join the group with nothing matched, then again.
+                self._pattern = pattern
+            elif pattern:
                 self.consumer.subscribe(pattern=pattern, listener=self._listener)
             else:
                 self.consumer.subscribe(topics=topics, listener=self._listener)
@@ -406,6 +418,7 @@ class AIOKafkaConsumer:
                         log.warning("topic %r not found; it is read once it exists", topic)
             names: Iterable[str] = want
         else:
+            client.set_topics(None)  # every topic's metadata
             await client.refresh_metadata(None)
             names = [t for t in client.metadata.topics if want.match(t)]
         tps = set()
@@ -537,6 +550,8 @@ class AIOKafkaConsumer:
     async def topics(self) -> set[str]:
         """Every topic of the cluster."""
         client = self.consumer._client
+        # Track every topic from now on (as aiokafka's client does after this call).
+        client.set_topics(None)
         md = await client.refresh_metadata(None)
         return set(md.topics)
 

@@ -20,6 +20,7 @@ from itertools import zip_longest
 from typing import Any
 
 import aiokafka
+import aiokafka.admin  # noqa: F401 - not imported by aiokafka's __init__
 import pytest
 
 import kafka_async.aiokafka as ours
@@ -372,6 +373,89 @@ async def rebalance_two_members(
         await c1.stop()
     obs.append(("calls1", [(what, len(tps)) for what, tps in calls1]))
     obs.append(("calls2", [(what, len(tps)) for what, tps in calls2]))
+    return obs
+
+
+@scenario
+async def groupless_and_pattern(
+    mod: types.ModuleType, bs: str, topic: Callable[[int], str], g: str
+) -> Obs:
+    t1, t2 = topic(2), topic(1)
+    obs: Obs = []
+    async with mod.AIOKafkaProducer(
+        bootstrap_servers=bs, key_serializer=str.encode, value_serializer=str.encode
+    ) as p:
+        for i in range(6):
+            await p.send(t1 if i % 2 else t2, f"v{i}", key=f"k{i}", headers=[("n", b"1")])
+        await p.flush()
+    # Subscribing without a group reads every partition of the topics.
+    c = mod.AIOKafkaConsumer(
+        t1,
+        bootstrap_servers=bs,
+        auto_offset_reset="earliest",
+        key_deserializer=bytes.decode,
+        value_deserializer=bytes.decode,
+    )
+    await c.start()
+    try:
+        got = await collect(c, 3)
+        obs.append(("groupless", sorted((r.partition, r.key, r.value) for r in got)))
+        obs.append(("groupless-assignment", sorted(c.assignment())))
+        obs.append(("groupless-subscription", sorted(c.subscription())))
+    finally:
+        await c.stop()
+    # A pattern with a group: both topics (their names share the prefix).
+    calls: list[Any] = []
+    c = mod.AIOKafkaConsumer(bootstrap_servers=bs, group_id=g, auto_offset_reset="earliest")
+    prefix = t1.rsplit("-", 2)[0]
+    c.subscribe(
+        pattern=f"^{prefix}-({t1.rsplit('-', 2)[1]}|{t2.rsplit('-', 2)[1]})-.*",
+        listener=Recorder.make(mod, calls),
+    )
+    await c.start()
+    try:
+        got = await collect(c, 6)
+        obs.append(("pattern", sorted((r.topic == t1, r.partition, r.value) for r in got)))
+        obs.append(("pattern-subscription", sorted(t == t1 for t in c.subscription())))
+        obs.append(("pattern-calls", [(what, len(tps)) for what, tps in calls[:2]]))
+        many = await c.getmany(mod.TopicPartition(t1, 0), timeout_ms=100, max_records=1)
+        obs.append(("getmany-nothing-left", many))
+    finally:
+        await c.stop()
+    return obs
+
+
+@scenario
+async def admin_calls(mod: types.ModuleType, bs: str, topic: Callable[[int], str], g: str) -> Obs:
+    obs: Obs = []
+    name = topic(1)  # exists already
+    fresh = f"{name}-new"
+    admin = mod.admin.AIOKafkaAdminClient(bootstrap_servers=bs)
+    await admin.start()
+    try:
+        resp = await admin.create_topics(
+            [mod.admin.NewTopic(name, 1, 1), mod.admin.NewTopic(fresh, 2, 1)]
+        )
+        errors = sorted(
+            (e["topic"] == fresh, e["error_code"]) for e in resp.to_object()["topic_errors"]
+        )
+        obs.append(("create", errors))
+        await asyncio.sleep(0.5)
+        obs.append(("listed", fresh in await admin.list_topics()))
+        described = await admin.describe_topics([fresh])
+        obs.append(
+            (
+                "described",
+                [(d["topic"] == fresh, d["error_code"], len(d["partitions"])) for d in described],
+            )
+        )
+        part = described[0]["partitions"][0]
+        obs.append(("partition-keys", {"partition", "leader", "replicas", "isr"} <= set(part)))
+        resp = await admin.delete_topics([fresh])
+        obs.append(("delete", [e["error_code"] for e in resp.to_object()["topic_error_codes"]]))
+        await expect(obs, "bad-newtopic", lambda: mod.admin.NewTopic("x", -1, -1))
+    finally:
+        await admin.close()
     return obs
 
 
