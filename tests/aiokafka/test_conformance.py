@@ -20,7 +20,7 @@ from itertools import zip_longest
 from typing import Any
 
 import aiokafka
-import aiokafka.admin  # noqa: F401 - not imported by aiokafka's __init__
+import aiokafka.admin  # aiokafka's __init__ does not import it
 import pytest
 
 import kafka_async.aiokafka as ours
