@@ -35,7 +35,10 @@ TANSU_TESTS := tests/producer/test_producer_integration.py tests/consumer/test_c
 # first use), then the embedded-fallback tier against Tansu. Each tier prints its duration.
 test: lint typecheck docs
 	@date +%s > .tier-start
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 -n 2 -m 'not integration and not slow'
+	@echo "tier unit (3.11, 2 workers): $$(( $$(date +%s) - $$(cat .tier-start) )) s"; date +%s > .tier-start
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache \
+		-m 'integration and not slow'
 	@echo "tier apache: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
 		--kafka-broker-tests-only $(TANSU_TESTS)
@@ -55,7 +58,7 @@ tansu: $(STAMP)
 		--kafka-broker-tests-only
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q -m 'not integration and not slow'
+	$(BIN)/python -m pytest -q -n 2 -m 'not integration and not slow'
 
 # Regenerate kafka_async/protocol/apis/ from kafka_async/protocol/definitions/*.def
 # (tests/protocol/test_protocol_generated.py fails while they differ), and the typed

@@ -183,6 +183,9 @@ def run_tier(interp: Interpreter, pytest_args: Sequence[str]) -> Outcome:
         return Outcome(interp.minor, f"{interp.full}: install failed ({exc}; see {log})", False)
     installed = time.monotonic()
     argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", UNIT_MARKERS]
+    # The unit tier is CPU-bound and its tests are independent: one worker per core
+    # (pytest-xdist, in the dev extra).
+    argv += ["-n", str(min(os.cpu_count() or 1, 4))]
     print(f"pymatrix: Python {interp.full} ({interp.path}): {' '.join(argv[1:])}", flush=True)
     try:
         done = subprocess.run([*argv, *pytest_args], cwd=ROOT, timeout=TIER_TIMEOUT, check=False)
