@@ -34,6 +34,10 @@ import pytest
 
 from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 
+# Marked as a broker-tier test although it needs no broker: it builds the site and drives a
+# browser, which is worth doing once per run, not once per CPython of the unit tier.
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "site"
 CHECK_DIR = ROOT / "site-check"
