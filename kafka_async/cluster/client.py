@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, overload
@@ -102,6 +102,19 @@ def _fresh(err: BaseException) -> BaseException:
     return err
 
 
+def missing_topic_changes(
+    expected: Collection[str],
+    reported: Collection[str],
+    unknown: Collection[str],
+    known: Collection[str],
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Of the ``expected`` topics: those newly missing (``unknown`` to the broker and not
+    ``reported`` yet), and those ``reported`` missing that are ``known`` now."""
+    missing = frozenset(t for t in expected if t in unknown and t not in reported)
+    appeared = frozenset(t for t in reported if t in known)
+    return missing, appeared
+
+
 class ClusterClient:
     """Connections, metadata and coordinators of one cluster; the base of every client."""
 
@@ -121,6 +134,11 @@ class ClusterClient:
         )
         self._metadata = ClusterMetadata()
         self._tracked: set[str] | None = set()
+        #: Topics the user expects to exist (a consumer's subscription): the first snapshot
+        #: without one logs a WARNING, the one where it appears an INFO (``expect_topics``).
+        self._expected: frozenset[str] = frozenset()
+        #: The expected topics reported missing and not seen since.
+        self._missing: frozenset[str] = frozenset()
         self._refresh: _Refresh | None = None
         self._update_requested = anyio.Event()
         self._updated = anyio.Event()
@@ -226,6 +244,13 @@ class ClusterClient:
         if new != self._tracked:
             self._tracked = new
             self.request_metadata_update()
+
+    def expect_topics(self, topics: Iterable[str]) -> None:
+        """Topics the user expects to exist (a consumer's subscription, replaced by each
+        call): one the broker says does not exist is logged at WARNING once, and again at
+        INFO once it appears (checked at each metadata refresh)."""
+        self._expected = frozenset(topics)
+        self._missing &= self._expected
 
     def request_metadata_update(self) -> None:
         """Ask the background task for a refresh soon (rate-limited by retry_backoff_ms)."""
@@ -343,8 +368,26 @@ class ClusterClient:
         )
         self._last_refresh = anyio.current_time()
         self._refreshes += 1
+        if self._expected:
+            self._report_missing(requested)
         updated, self._updated = self._updated, anyio.Event()
         updated.set()
+
+    def _report_missing(self, requested: frozenset[str] | None) -> None:
+        md = self._metadata
+        asked = self._expected if requested is None else self._expected & requested
+        missing, appeared = missing_topic_changes(
+            asked, self._missing, md.unknown_topics, md.topics.keys()
+        )
+        for topic in sorted(missing):
+            log.warning(
+                "topic %r does not exist (the broker answered UNKNOWN_TOPIC_OR_PARTITION); "
+                "nothing is read from it until it is created",
+                topic,
+            )
+        for topic in sorted(appeared):
+            log.info("topic %r exists now", topic)
+        self._missing = (self._missing | missing) - appeared
 
     def apply_leader_hints(
         self,

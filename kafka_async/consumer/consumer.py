@@ -411,8 +411,11 @@ class Consumer(Generic[K, V]):
     def _track_topics(self) -> None:
         if self._subs.pattern is not None:
             self._client.set_topics(None)
+            self._client.expect_topics(())
         elif self._subs.topics:
             self._client.add_topics(self._subs.topics)
+            # A subscribed or assigned topic that does not exist is logged (WARNING once).
+            self._client.expect_topics(self._subs.topics)
 
     # -- subscription ------------------------------------------------------------------------
 
@@ -464,6 +467,7 @@ class Consumer(Generic[K, V]):
         """
         if self._closed:
             raise ClientClosedError("the consumer is closed")
+        self._client.expect_topics(())
         tps = set(self._subs.assignment)
         coordinator = self._coordinator
         tg = self._tg

@@ -334,6 +334,9 @@ class ConnectionPool:
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._rand = rand
+        #: When the running client found no broker reachable (logged at WARNING); None
+        #: while some broker answers. The next connection that opens logs the recovery.
+        self._unreachable: float | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -502,6 +505,15 @@ class ConnectionPool:
                 self._state.failed(key, ClientClosedError("pool closed"), anyio.current_time())
             else:
                 self._state.connected(key, conn)
+                if self._unreachable is not None:
+                    log.info(
+                        "broker node %s (%s:%s) reached after %.1f s without any broker",
+                        key[0],
+                        host,
+                        port,
+                        anyio.current_time() - self._unreachable,
+                    )
+                    self._unreachable = None
         finally:
             done.set()
 
@@ -557,15 +569,24 @@ class ConnectionPool:
                     refused.add(node)
                 else:
                     refused.discard(node)
-                if (
-                    fail_fast
-                    and refused >= set(ids)
-                    and anyio.current_time() - started >= FAIL_FAST_WINDOW
-                ):
+                if errors.keys() >= set(ids):
                     addresses = self._state.addresses
-                    raise BootstrapUnreachableError(
-                        {f"{addresses[n][0]}:{addresses[n][1]}": errors[n] for n in ids}
-                    ) from exc
+                    named = {f"{addresses[n][0]}:{addresses[n][1]}": errors[n] for n in ids}
+                    if (
+                        fail_fast
+                        and refused >= set(ids)
+                        and anyio.current_time() - started >= FAIL_FAST_WINDOW
+                    ):
+                        raise BootstrapUnreachableError(named) from exc
+                    if not fail_fast and self._unreachable is None:
+                        # Every known broker failed before the bootstrap servers were tried
+                        # (that is when this runs), and now each of those has failed too:
+                        # once per episode, until a connection opens again.
+                        self._unreachable = anyio.current_time()
+                        log.warning(
+                            "no broker can be reached; retrying until one answers: %s",
+                            "; ".join(f"{a}: {why}" for a, why in named.items()),
+                        )
                 continue
             return node, conn
         addrs = ", ".join(

@@ -621,7 +621,9 @@ class GroupCoordinator:
             parts = md.partitions_for(t)
             if parts:
                 counts[t] = len(parts)
-        self._assigned_snapshot = dict(counts)
+        # A subscribed topic that does not exist (yet) counts as 0 partitions: once it is
+        # created its count differs, and _check_metadata makes the leader rejoin to assign it.
+        self._assigned_snapshot = {t: counts.get(t, 0) for t in topics}
         result = assignor.assign(counts, members)
         versions = {mi.member_id: min(mi.subscription.version, 3) for mi in members}
         log.info(
