@@ -22,8 +22,13 @@ the submodule paths frameworks import (FastStream 0.7.8 was tried):
 * ``aiokafka.consumer`` and ``aiokafka.consumer.consumer`` (``AIOKafkaConsumer``);
 * ``aiokafka.admin``, ``aiokafka.admin.client``, ``aiokafka.admin.new_topic``
   (``AIOKafkaAdminClient``, ``NewTopic``, ``NewPartitions``);
-* ``aiokafka.coordinator.assignors`` and its ``roundrobin``, ``range``, ``sticky``,
-  ``abstract`` modules (``RoundRobinPartitionAssignor``... bound to kafka_async's assignors).
+* ``aiokafka.coordinator.assignors`` and its ``roundrobin``, ``range``, ``abstract``,
+  ``sticky.sticky_assignor`` modules (``RoundRobinPartitionAssignor``... bound to
+  kafka_async's assignors).
+
+Not provided: ``aiokafka.AIOKafkaClient`` and aiokafka's protocol and record modules
+(internals; code reaching into them needs kafka_async's own clients). The module runs on
+asyncio only, as aiokafka does.
 
 Call it before the framework (or your code) first imports aiokafka: a module that imported the
 real aiokafka already keeps it. :func:`uninstall` puts back what ``sys.modules`` held before.
@@ -98,7 +103,8 @@ def _modules() -> dict[str, types.ModuleType]:
 
     roundrobin = add("aiokafka.coordinator.assignors.roundrobin", assignors)
     range_ = add("aiokafka.coordinator.assignors.range", assignors)
-    sticky = add("aiokafka.coordinator.assignors.sticky", assignors)
+    sticky_inner = add("aiokafka.coordinator.assignors.sticky.sticky_assignor", assignors)
+    sticky = add("aiokafka.coordinator.assignors.sticky", assignors, sticky_assignor=sticky_inner)
     abstract = add("aiokafka.coordinator.assignors.abstract", assignors)
     assignors_mod = add(
         "aiokafka.coordinator.assignors",
