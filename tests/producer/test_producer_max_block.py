@@ -11,12 +11,14 @@ import uuid
 from collections.abc import Iterator
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from kafka_async import Producer
 from kafka_async.errors import KafkaTimeoutError
 from kafka_async.testing.apache import ApacheKafka
 from kafka_async.testing.plugin import skip_or_fail
+from kafka_async.testing.topics import create_topic
 
 pytestmark = pytest.mark.integration
 
@@ -57,3 +59,38 @@ async def test_send_to_a_missing_topic_gives_up_after_max_block_ms(
         assert "max_block_ms=1500" in message
         # The producer stays usable for topics that exist.
         assert producer.state.value == "running"
+
+
+async def fill_buffer(producer: Producer, topic: str) -> None:
+    """Queue 1000-byte records until one has to wait for buffer space."""
+    for _ in range(100):
+        await producer.enqueue(topic, b"x" * 1000)
+
+
+@pytest.mark.anyio
+async def test_waiting_for_buffer_space_gives_up_after_max_block_ms(
+    apache_kafka: ApacheKafka,
+) -> None:
+    bootstrap = apache_kafka.bootstrap_servers
+    topic = "max-block-buffer"
+    create_topic(bootstrap, topic, 1)
+    producer = Producer(
+        bootstrap,
+        max_block_ms=1_500,
+        buffer_memory=4_096,
+        max_batch_size=2_048,
+        max_request_size=2_048,
+        linger_ms=0,
+    )
+    await producer.start()
+    try:
+        await producer.send(topic, b"first")
+        # With the broker gone nothing drains the buffer.
+        await anyio.to_thread.run_sync(apache_kafka.stop_node, 1)
+        with anyio.fail_after(60), pytest.raises(KafkaTimeoutError) as info:
+            await fill_buffer(producer, topic)
+        message = str(info.value)
+        assert "no buffer space" in message
+        assert "max_block_ms (1500" in message
+    finally:
+        await producer.close(timeout=1)
