@@ -92,3 +92,22 @@ async def test_a_server_that_does_not_answer_keeps_the_deadline(silent_server: s
     assert not isinstance(info.value, BootstrapUnreachableError)
     assert "2000 ms" in str(info.value)
     await client.close()
+
+
+def test_what_counts_as_refused_at_once() -> None:
+    """An unresolvable name (``socket.gaierror``) and a refused or unreachable address end
+    the start early; a connect that timed out does not (no DNS query is made here)."""
+    from kafka_async.net.pool import refused_at_once
+
+    def chained(cause: BaseException) -> KafkaConnectionError:
+        inner = KafkaConnectionError("cannot connect")
+        inner.__cause__ = cause
+        outer = KafkaConnectionError(str(inner))
+        outer.__cause__ = inner
+        return outer
+
+    assert refused_at_once(chained(socket.gaierror(-2, "Name or service not known")))
+    assert refused_at_once(chained(ConnectionRefusedError(111, "Connection refused")))
+    assert refused_at_once(chained(OSError(101, "Network is unreachable")))
+    assert not refused_at_once(chained(TimeoutError()))
+    assert not refused_at_once(KafkaConnectionError("connection closed"))
