@@ -459,6 +459,71 @@ async def admin_calls(mod: types.ModuleType, bs: str, topic: Callable[[int], str
     return obs
 
 
+@scenario
+async def listener_commits_and_seeks(
+    mod: types.ModuleType, bs: str, topic: Callable[[int], str], g: str
+) -> Obs:
+    """The usual manual-commit service: the listener commits what was processed when
+    partitions are revoked and seeks to the committed offsets when they are assigned."""
+    t = topic(2)
+    obs: Obs = []
+    async with mod.AIOKafkaProducer(bootstrap_servers=bs) as p:
+        for i in range(20):
+            await p.send(t, f"{i}".encode(), partition=i % 2)
+        await p.flush()
+    log: list[Any] = []
+
+    def service(name: str) -> tuple[Any, Any]:
+        consumer = mod.AIOKafkaConsumer(
+            bootstrap_servers=bs, group_id=g, enable_auto_commit=False, auto_offset_reset="earliest"
+        )
+        processed: dict[Any, int] = {}
+
+        class Listener(mod.ConsumerRebalanceListener):  # type: ignore[misc,name-defined]
+            async def on_partitions_revoked(self, revoked: set[Any]) -> None:
+                mine = {tp: off for tp, off in processed.items() if tp in revoked}
+                if mine:
+                    await consumer.commit(mine)
+                log.append((name, "revoked", sorted(tp.partition for tp in revoked), len(mine)))
+
+            async def on_partitions_assigned(self, assigned: set[Any]) -> None:
+                for tp in assigned:
+                    committed = await consumer.committed(tp)
+                    if committed is not None:
+                        consumer.seek(tp, committed)
+                log.append((name, "assigned", len(assigned)))
+
+        consumer.subscribe([t], listener=Listener())
+        return consumer, processed
+
+    c1, done1 = service("one")
+    await c1.start()
+    try:
+        for _ in range(5):  # five records of each partition, processed not yet committed
+            for tp, recs in (await c1.getmany(timeout_ms=2000, max_records=2)).items():
+                for r in recs:
+                    done1[tp] = r.offset + 1
+        # Which partition getmany drains first is each client's choice: compare the counts.
+        obs.append(("processed-by-one", sorted(done1.values())))
+        c2, _ = service("two")
+
+        async def keep_polling() -> None:
+            while len(c1.assignment()) != 1:
+                await c1.getmany(timeout_ms=100, max_records=1)
+
+        await asyncio.gather(c2.start(), asyncio.wait_for(keep_polling(), 30))
+        try:
+            tp2 = next(iter(c2.assignment()))
+            obs.append(("two-starts-at", await c2.position(tp2) == done1.get(tp2, 0)))
+        finally:
+            await c2.stop()
+    finally:
+        await c1.stop()
+    obs.append(("log", sorted({(e[0], e[1]) for e in log})))
+    obs.append(("one-revoked", [e[2:] for e in log if e[:2] == ("one", "revoked")][:2]))
+    return obs
+
+
 def normalize(value: Any, names: dict[str, str]) -> Any:
     if isinstance(value, str):
         return names.get(value, value)
