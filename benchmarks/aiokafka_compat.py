@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import resource
 import sys
 import time
@@ -92,15 +93,17 @@ async def _child(module: str, bootstrap: str, records: int, linger: int, batch: 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    """Run both implementations ``--rounds`` times and print the table (``argv`` as on the
+    command line; none when ``python -m benchmarks`` calls it)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.aiokafka_compat")
     parser.add_argument("--broker", choices=_common.BROKERS)
     parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "3")))
     parser.add_argument("--linger-ms", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=16384)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("MODULE", "BOOTSTRAP"))
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args([] if argv is None else argv)
     if args.child:
         module, bootstrap = args.child
         asyncio.run(_child(module, bootstrap, args.records, args.linger_ms, args.batch_size))
@@ -157,4 +160,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
