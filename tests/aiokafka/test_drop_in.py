@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import subprocess
 import sys
 import time
 import uuid
@@ -150,3 +151,31 @@ async def test_mixed_group_with_real_aiokafka(
         stop.set()
         await mine.stop()
         await real.stop()
+
+
+def test_works_without_aiokafka_installed() -> None:
+    """The module never imports aiokafka: with aiokafka made unimportable, it imports,
+    install() works and ``import aiokafka`` gives it."""
+    code = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "aiokafka" or name.startswith("aiokafka."):
+            raise ImportError("aiokafka is blocked")
+
+sys.meta_path.insert(0, Block())
+import kafka_async.aiokafka as m
+
+m.install()
+import aiokafka
+from aiokafka.errors import for_code
+
+assert aiokafka.AIOKafkaProducer is m.AIOKafkaProducer
+print("ok")
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
