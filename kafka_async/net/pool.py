@@ -571,7 +571,12 @@ class ConnectionPool:
                     refused.discard(node)
                 if errors.keys() >= set(ids):
                     addresses = self._state.addresses
-                    named = {f"{addresses[n][0]}:{addresses[n][1]}": errors[n] for n in ids}
+                    # Connection errors start with the address already: say it once.
+                    named = {
+                        addr: errors[n].removeprefix(f"{addr}: ")
+                        for n in ids
+                        for addr in [f"{addresses[n][0]}:{addresses[n][1]}"]
+                    }
                     if (
                         fail_fast
                         and refused >= set(ids)
