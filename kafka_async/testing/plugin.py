@@ -462,8 +462,10 @@ def durable_broker() -> Iterator[EmbeddedBroker]:
         broker.start()
     except BrokerPrerequisiteError as exc:
         skip_or_fail(f"durable_broker cannot run here: {exc}")
-    with broker:
+    try:
         yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture
