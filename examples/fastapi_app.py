@@ -76,7 +76,7 @@ async def order_worker(
         task_status.started()
         # The stop request is seen here only, between batches.
         while not stop.is_set():
-            batch = await consumer.getmany(timeout_ms=500)
+            batch = await consumer.getmany(timeout_ms=500, max_records=500)
             if not batch:
                 continue
             # Processing and commit of a batch are not interrupted by a stop request or a
