@@ -265,10 +265,15 @@ async def _run_rounds(
                     await proc.wait()
                 tg.cancel_scope.cancel()
             if proc.returncode is None:
+                raise AssertionError("the worker did not stop within 60 s of SIGINT")
+            assert proc.returncode == 0, f"the worker exited {proc.returncode}"
+        except Exception as exc:
+            # Whatever went wrong (a worker that processes nothing, one that does not stop),
+            # show where each of its tasks waits and what it logged.
+            if proc.returncode is None:
                 proc.send_signal(signal.SIGUSR1)
                 await anyio.sleep(1)
-                pytest.fail(f"round {n}: the worker did not stop after SIGINT:\n{_tail(log)}")
-            assert proc.returncode == 0, f"round {n}:\n{_tail(log)}"
+            raise AssertionError(f"round {n}: {exc!r}; the worker's log:\n{_tail(log)}") from exc
         finally:
             if proc.returncode is None:
                 proc.kill()
