@@ -1,12 +1,12 @@
 """aiokafka's admin client (``aiokafka.admin``) on :class:`kafka_async.AdminClient`.
 
 Covered: ``start``/``close``, ``create_topics``, ``delete_topics``, ``list_topics``,
-``describe_topics``, ``create_partitions``. aiokafka returns its raw protocol responses; here the
-answers are small objects whose ``to_object()`` gives the same keys aiokafka's do for what
-callers read (``topic_errors`` with ``topic``, ``error_code``, ``error_message`` for
-``create_topics``; ``topic_error_codes`` with ``topic``, ``error_code`` for ``delete_topics``).
-The rest of aiokafka's admin surface (configs, groups, records deletion) is not here yet: use
-:class:`kafka_async.AdminClient`.
+``describe_topics``, ``describe_cluster``, ``create_partitions``. aiokafka returns its raw
+protocol responses; here the answers are small objects whose ``to_object()`` gives the keys
+aiokafka's give for what callers read: ``topic_errors`` (``topic``, ``error_code``,
+``error_message``) for ``create_topics``, ``topic_error_codes`` (``topic``, ``error_code``)
+for ``delete_topics``. The rest of aiokafka's admin surface (configs, groups, records
+deletion) is not here yet: use :class:`kafka_async.AdminClient`.
 """
 
 from __future__ import annotations
@@ -210,6 +210,20 @@ class AIOKafkaAdminClient:
                 ],
             }
         )
+
+    async def describe_cluster(self) -> dict[str, Any]:
+        """aiokafka's cluster dict: ``brokers`` (``node_id``, ``host``, ``port``, ``rack``),
+        ``cluster_id``, ``controller_id``."""
+        got = await self.admin.describe_cluster()
+        return {
+            "throttle_time_ms": 0,
+            "brokers": [
+                {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                for b in got.brokers
+            ],
+            "cluster_id": got.cluster_id,
+            "controller_id": got.controller_id,
+        }
 
     async def list_topics(self) -> list[str]:
         """Every topic's name (internal ones included, as aiokafka)."""

@@ -305,7 +305,9 @@ class AIOKafkaProducer:
             key_serializer=key_serializer,
             value_serializer=value_serializer,
             compression_type=compression_type,
-            max_batch_size=max_batch_size,
+            # kafka_async refuses batches under 100 bytes; aiokafka takes any size (a record
+            # larger than the batch goes alone). create_batch() keeps the size given.
+            max_batch_size=max(max_batch_size, 100),
             partitioner="default" if is_default else partitioner,
             max_request_size=max_request_size,
             linger_ms=linger_ms,

@@ -251,6 +251,14 @@ async def iterate_and_errors(
         for i in range(5):
             await p.send_and_wait(t, f"v{i}".encode())
     await expect(obs, "send-after-stop", lambda: p.send(t, b"late"))
+    # A tiny max_batch_size is taken (FastStream's own tests use 16 bytes).
+    async with mod.AIOKafkaProducer(bootstrap_servers=bs, max_batch_size=16) as p:
+        batch = p.create_batch()
+        first = batch.append(key=None, value=b"x" * 40, timestamp=None)
+        second = batch.append(key=None, value=b"y", timestamp=None)
+        obs.append(("tiny-batch", first is not None, second is None))
+        md = await p.send_and_wait(t, b"z" * 40)
+        obs.append(("tiny-batch-send", md.offset))
     obs.append(
         ("for_code", errors.for_code(36).__name__ == errors.TopicAlreadyExistsError.__name__)
     )
@@ -451,6 +459,9 @@ async def admin_calls(mod: types.ModuleType, bs: str, topic: Callable[[int], str
         )
         part = described[0]["partitions"][0]
         obs.append(("partition-keys", {"partition", "leader", "replicas", "isr"} <= set(part)))
+        cluster = await admin.describe_cluster()
+        broker = cluster["brokers"][0]
+        obs.append(("cluster", {"node_id", "host", "port"} <= set(broker), "cluster_id" in cluster))
         resp = await admin.delete_topics([fresh])
         obs.append(("delete", [e["error_code"] for e in resp.to_object()["topic_error_codes"]]))
         await expect(obs, "bad-newtopic", lambda: mod.admin.NewTopic("x", -1, -1))
