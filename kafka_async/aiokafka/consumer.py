@@ -278,6 +278,7 @@ class AIOKafkaConsumer:
         )
         self.consumer: Consumer[Any, Any] = Consumer(**config)
         self._max_poll_interval = max_poll_interval_ms / 1000
+        self._request_timeout_ms = request_timeout_ms
         self._listener: _Listener | None = None
         #: Without a group: the subscribed topics or pattern, read in full (aiokafka's
         #: behaviour); kept up to date by ``_follow_task``.
@@ -308,6 +309,7 @@ class AIOKafkaConsumer:
         if self._groupless is not None:
             await self._assign_groupless(wait=True)
             self._follow_task = asyncio.create_task(self._follow())
+            await self._known_positions()
             return
         listener = self._listener
         if listener is None:
@@ -327,6 +329,18 @@ class AIOKafkaConsumer:
                     f"{self._max_poll_interval:.0f} s"
                 )
             await asyncio.sleep(0.02)
+        await self._known_positions()
+
+    async def _known_positions(self) -> None:
+        """Wait until every assigned partition's position is known (committed offset or
+        ``auto_offset_reset``), so a record produced once ``start()`` returned is read even
+        with ``auto_offset_reset="latest"``: code (and FastStream's tests) produce right
+        after ``start()``. Bounded by ``request_timeout_ms`` per partition."""
+        for tp in sorted(self.consumer.assignment()):
+            try:
+                await self.consumer.position(tp, timeout_ms=self._request_timeout_ms)
+            except _k.KafkaError as exc:  # revoked meanwhile, or no answer: not fatal here
+                log.debug("position of %s not known at start: %s", tp, exc)
 
     async def stop(self) -> None:
         """Commit (auto commit), leave the group and close; a second call does nothing.
