@@ -16,7 +16,7 @@ import platform
 import sys
 import time
 
-SUITES = ("records", "producer", "consumer", "spark", "rebalance")
+SUITES = ("records", "producer", "consumer", "spark", "rebalance", "aiokafka_compat")
 
 
 def _machine() -> str:
