@@ -25,7 +25,7 @@ import pytest
 
 import kafka_async.aiokafka as ours
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(120)]
 
 Obs = list[Any]
 Scenario = Callable[[types.ModuleType, str, Callable[[int], str], str], Awaitable[Obs]]

@@ -96,6 +96,7 @@ def test_arguments_without_equivalent_are_refused() -> None:
         ours.AIOKafkaProducer(enable_idempotence=True, acks=1)
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 async def test_mixed_group_with_real_aiokafka(
     kafka_broker: str, new_topic: Callable[..., str]
@@ -181,6 +182,7 @@ print("ok")
     assert proc.stdout.strip() == "ok"
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 async def test_record_produced_right_after_start_is_read(
     kafka_broker: str, new_topic: Callable[..., str]

@@ -19,7 +19,7 @@ import pytest
 
 from kafka_async import AdminClient
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(150)]
 
 pytest.importorskip("faststream.kafka")
 
