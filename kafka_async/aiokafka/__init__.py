@@ -20,8 +20,10 @@ the submodule paths frameworks import (FastStream 0.7.8 was tried):
 * ``aiokafka.producer`` and ``aiokafka.producer.producer`` (``AIOKafkaProducer``,
   ``_missing``);
 * ``aiokafka.consumer`` and ``aiokafka.consumer.consumer`` (``AIOKafkaConsumer``);
-* ``aiokafka.admin``, ``aiokafka.admin.client``, ``aiokafka.admin.new_topic``
-  (``AIOKafkaAdminClient``, ``NewTopic``, ``NewPartitions``);
+* ``aiokafka.admin``, ``aiokafka.admin.client``, ``aiokafka.admin.new_topic``,
+  ``aiokafka.admin.new_partitions``, ``aiokafka.admin.config_resource``,
+  ``aiokafka.admin.records_to_delete`` (``AIOKafkaAdminClient``, ``NewTopic``,
+  ``NewPartitions``, ``ConfigResource``, ``ConfigResourceType``, ``RecordsToDelete``);
 * ``aiokafka.coordinator.assignors`` and its ``roundrobin``, ``range``, ``abstract``,
   ``sticky.sticky_assignor`` modules (``RoundRobinPartitionAssignor``... bound to
   kafka_async's assignors).
@@ -121,7 +123,18 @@ def _modules() -> dict[str, types.ModuleType]:
     consumer_mod = add("aiokafka.consumer", consumer, consumer=consumer_inner)
     admin_client = add("aiokafka.admin.client", admin)
     admin_new_topic = add("aiokafka.admin.new_topic", admin)
-    admin_mod = add("aiokafka.admin", admin, client=admin_client, new_topic=admin_new_topic)
+    admin_new_partitions = add("aiokafka.admin.new_partitions", admin)
+    admin_config_resource = add("aiokafka.admin.config_resource", admin)
+    admin_records_to_delete = add("aiokafka.admin.records_to_delete", admin)
+    admin_mod = add(
+        "aiokafka.admin",
+        admin,
+        client=admin_client,
+        new_topic=admin_new_topic,
+        new_partitions=admin_new_partitions,
+        config_resource=admin_config_resource,
+        records_to_delete=admin_records_to_delete,
+    )
     leaves = {
         "errors": add("aiokafka.errors", errors),
         "structs": add("aiokafka.structs", structs),

@@ -21,6 +21,7 @@ from typing import Any
 
 import aiokafka
 import aiokafka.admin  # aiokafka's __init__ does not import it
+import aiokafka.admin.config_resource
 import pytest
 
 import kafka_async.aiokafka as ours
@@ -465,6 +466,75 @@ async def admin_calls(mod: types.ModuleType, bs: str, topic: Callable[[int], str
         resp = await admin.delete_topics([fresh])
         obs.append(("delete", [e["error_code"] for e in resp.to_object()["topic_error_codes"]]))
         await expect(obs, "bad-newtopic", lambda: mod.admin.NewTopic("x", -1, -1))
+    finally:
+        await admin.close()
+    return obs
+
+
+def _config_resources(mod: types.ModuleType) -> Any:
+    """Where ``ConfigResource`` lives: aiokafka's own submodule, or our admin module."""
+    return aiokafka.admin.config_resource if mod is aiokafka else mod.admin
+
+
+@scenario
+async def admin_groups_configs_records(
+    mod: types.ModuleType, bs: str, topic: Callable[[int], str], g: str
+) -> Obs:
+    """The rest of the admin client: groups and their offsets, a topic's configs read and
+    changed, records deleted."""
+    t = topic(2)
+    obs: Obs = []
+    async with mod.AIOKafkaProducer(bootstrap_servers=bs) as p:
+        for i in range(10):
+            await p.send(t, f"{i}".encode(), partition=0)
+        await p.flush()
+    consumer = mod.AIOKafkaConsumer(
+        t, bootstrap_servers=bs, group_id=g, enable_auto_commit=False, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        got = 0
+        while got < 10:
+            batch = await consumer.getmany(timeout_ms=1000)
+            got += sum(len(rs) for rs in batch.values())
+        await consumer.commit()
+    finally:
+        await consumer.stop()
+    cr = _config_resources(mod)
+    tp0 = mod.TopicPartition(t, 0)
+    admin = mod.admin.AIOKafkaAdminClient(bootstrap_servers=bs)
+    await admin.start()
+    try:
+        listed = await admin.list_consumer_groups()
+        obs.append(("listed", [(gid, kind) for gid, kind in listed if gid == g]))
+        coordinator = await admin.find_coordinator(g)
+        brokers = [b["node_id"] for b in (await admin.describe_cluster())["brokers"]]
+        obs.append(("coordinator", coordinator in brokers))
+        offsets = await admin.list_consumer_group_offsets(g)
+        obs.append(("offsets", sorted((tp.partition, om.offset) for tp, om in offsets.items())))
+        asked = await admin.list_consumer_group_offsets(g, partitions=[tp0])
+        obs.append(("offsets-asked", sorted((tp.partition, om[0]) for tp, om in asked.items())))
+        groups = await admin.describe_consumer_groups([g])
+        group = groups[0].to_object()["groups"][0]
+        obs.append(("group", group["group"], group["state"], group["protocol_type"]))
+        obs.append(("group-members", group["members"]))
+        obs.append(("group-attr", groups[0].groups[0][1]))
+        resource = cr.ConfigResource(cr.ConfigResourceType.TOPIC, t, {"retention.ms": None})
+        described = await admin.describe_configs([resource])
+        res = described[0].to_object()["resources"][0]
+        entries = [(e["config_names"], e["read_only"]) for e in res["config_entries"]]
+        obs.append(("configs", len(described), res["error_code"], res["resource_name"], entries))
+        obs.append(("configs-attr", described[0].resources[0][3]))
+        changed = cr.ConfigResource("topic", t, {"retention.ms": "7654321"})
+        altered = await admin.alter_configs([changed])
+        obs.append(
+            ("altered", [r["error_code"] for a in altered for r in a.to_object()["resources"]])
+        )
+        again = await admin.describe_configs([resource])
+        value = again[0].to_object()["resources"][0]["config_entries"][0]["config_value"]
+        obs.append(("configs-after", value))
+        deleted = await admin.delete_records({tp0: mod.admin.RecordsToDelete(4)})
+        obs.append(("deleted", sorted((tp.partition, low) for tp, low in deleted.items())))
     finally:
         await admin.close()
     return obs
