@@ -8,8 +8,9 @@ line (otherwise results are only kept in memory, for the test's own assertions).
     python -m kafka_async.testing.soak --quick    # only the quick tier
     python -m kafka_async.testing.soak --print FILE   # re-print a results file
 
-runs pytest on ``tests/reliability`` and ``tests/cluster_apache`` (failover on a three-node
-Apache Kafka cluster, ours and the Java client side by side) with that variable set, then
+runs pytest on ``tests/reliability``, ``tests/cluster_apache`` (failover on a three-node
+Apache Kafka cluster, ours and the Java client side by side) and the FastAPI guide's stop test
+(with its naive control worker) with that variable set, then
 prints the table
 (scenario, runs, records, lost, duplicated, reordered, max recovery time, memory growth,
 verdict) and, with ``--markdown FILE``, writes it as a Markdown table with the date and the
@@ -205,8 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--tests",
         nargs="+",
-        default=["tests/reliability", "tests/cluster_apache"],
-        help="where the scenarios are (default: the reliability and three-node cluster suites)",
+        default=[
+            "tests/reliability",
+            "tests/cluster_apache",
+            "tests/docs/test_guide_fastapi_shutdown.py",
+        ],
+        help="where the scenarios are (default: the reliability and three-node cluster "
+        "suites, and the FastAPI guide's stop test with its naive control)",
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)

@@ -290,7 +290,16 @@ async def _run_rounds(
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("worker", ["guide", "guide-uvicorn", "naive"])
+@pytest.mark.parametrize(
+    "worker",
+    [
+        "guide",
+        "guide-uvicorn",
+        # The control shows the rounds reach the window the guide closes; it needs its 8
+        # rounds to repeat reliably (45 s), so it runs in make soak, not in make test.
+        pytest.param("naive", marks=pytest.mark.slow),
+    ],
+)
 def test_worker_stops_on_sigint_without_losing_or_repeating(
     worker: str, kafka_broker: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:
