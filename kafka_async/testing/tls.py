@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import shutil
 import signal
 import socket
@@ -40,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+from ._procs import apt_install
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -272,38 +273,12 @@ def ensure_stunnel(*, install: bool = True) -> str:
     Installing needs root and apt-get (as on a fresh Debian CI machine). Raises
     :class:`StunnelUnavailableError` with the reason otherwise.
     """
-    path = find_stunnel()
-    if path:
-        return path
     if not install:
+        path = find_stunnel()
+        if path:
+            return path
         raise StunnelUnavailableError("stunnel is not installed (Debian package stunnel4)")
-    if shutil.which("apt-get") is None:
-        raise StunnelUnavailableError("stunnel is not installed and there is no apt-get")
-    if os.geteuid() != 0:
-        raise StunnelUnavailableError(
-            "stunnel is not installed and installing it needs root: apt-get install stunnel4"
-        )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    attempts = (
-        ["apt-get", "install", "-y", "--no-install-recommends", "stunnel4"],
-        ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", "stunnel4"],
-    )
-    last = ""
-    for argv in attempts:
-        try:
-            done = subprocess.run(
-                argv, env=env, capture_output=True, timeout=_APT_TIMEOUT, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise StunnelUnavailableError(f"{' '.join(argv)} failed: {exc}") from None
-        last = done.stderr.decode(errors="replace")[-500:]
-        if argv[1] == "install" and done.returncode == 0:
-            break
-    path = find_stunnel()
-    if path is None:
-        raise StunnelUnavailableError(f"apt-get install stunnel4 did not work: {last}")
-    return path
+    return apt_install("stunnel4", find_stunnel, StunnelUnavailableError, timeout=_APT_TIMEOUT)
 
 
 def _free_port() -> int:

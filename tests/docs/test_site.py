@@ -16,7 +16,6 @@ of 400 or more).
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shutil
 import subprocess
@@ -32,6 +31,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
+from kafka_async.testing._procs import apt_install
 from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 
 # Marked as a broker-tier test although it needs no broker: it builds the site and drives a
@@ -72,38 +72,12 @@ def ensure_chromium(*, install: bool = True) -> str:
     The idiom of :func:`kafka_async.testing.tls.ensure_stunnel`: root and apt-get (a fresh
     Debian CI machine) install it; anything else raises with the reason.
     """
-    path = find_chromium()
-    if path:
-        return path
     if not install:
+        path = find_chromium()
+        if path:
+            return path
         raise ChromiumUnavailableError("chromium is not installed (Debian package chromium)")
-    if shutil.which("apt-get") is None:
-        raise ChromiumUnavailableError("chromium is not installed and there is no apt-get")
-    if os.geteuid() != 0:
-        raise ChromiumUnavailableError(
-            "chromium is not installed and installing it needs root: apt-get install chromium"
-        )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    attempts = (
-        ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
-        ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
-    )
-    last = ""
-    for argv in attempts:
-        try:
-            done = subprocess.run(
-                argv, env=env, capture_output=True, timeout=APT_DEADLINE, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ChromiumUnavailableError(f"{' '.join(argv)} failed: {exc}") from None
-        last = done.stderr.decode(errors="replace")[-500:]
-        if argv[1] == "install" and done.returncode == 0:
-            break
-    path = find_chromium()
-    if path is None:
-        raise ChromiumUnavailableError(f"apt-get install chromium did not work: {last}")
-    return path
+    return apt_install("chromium", find_chromium, ChromiumUnavailableError, timeout=APT_DEADLINE)
 
 
 @dataclass
