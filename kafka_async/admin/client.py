@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from .. import errors as E
+from ..cluster import routing as fanout
 from ..cluster.client import ClusterClient
 from ..cluster.lifecycle import Lifecycle
+from ..cluster.routing import FanOut, Plan
 from ..errors import (
     ConfigError,
     IncompatibleBrokerVersionError,
@@ -59,7 +61,7 @@ from ..protocol.apis.incremental_alter_configs import IncrementalAlterConfigsRes
 from ..protocol.apis.metadata import MetadataResponse
 from ..protocol.schema import Api, ReqT, RespT
 from ..structs import ClientState, OffsetAndMetadata, TopicPartition
-from . import cluster_ops, fanout, quotas, scram, share_groups, transactions
+from . import cluster_ops, quotas, scram, share_groups, transactions
 from . import mapping as m
 from . import reassignments as ra
 from .cluster_ops import (
@@ -70,7 +72,6 @@ from .cluster_ops import (
     QuorumInfo,
 )
 from .config import AdminConfig, AdminSettings
-from .fanout import FanOut, Plan
 from .quotas import (
     ClientQuotaAlteration,
     ClientQuotaAlterResult,

@@ -28,6 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from .. import errors as E
+from ..cluster.routing import gather
 from ..errors import ConfigError, KafkaError, error_for_code
 from ..protocol import apis
 from ..protocol.apis.describe_producers import (
@@ -48,7 +49,6 @@ from ..protocol.apis.write_txn_markers import (
     WriteTxnMarkersResponse,
 )
 from ..structs import TopicPartition
-from .fanout import gather
 from .results import ResultMap
 
 if TYPE_CHECKING:

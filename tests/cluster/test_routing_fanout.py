@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import anyio
 import pytest
 
-from kafka_async.admin.fanout import FanOut, Plan, run
+from kafka_async.cluster.routing import FanOut, Plan, run
 from kafka_async.errors import (
     IncompatibleBrokerVersionError,
     KafkaConnectionError,
