@@ -66,6 +66,7 @@ unit: $(STAMP)
 generate: $(STAMP)
 	$(BIN)/python -m kafka_async.protocol.generate
 	$(BIN)/python -m kafka_async.settings.generate
+	$(BIN)/python tools/generate_errors.py
 
 # make bench BROKER=apache: the broker suites on Apache Kafka (with the Java client's tools).
 bench: $(STAMP)
