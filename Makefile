@@ -32,15 +32,19 @@ TANSU_TESTS := tests/producer/test_producer_integration.py tests/cli/test_cli_e2
 
 # The broker tests against Apache Kafka (the reference broker, fetched from Maven Central on
 # first use), then the embedded-fallback tier against Tansu. Each tier prints its duration.
+# Broker tests mostly wait (on rebalances, timeouts, a killed broker's return), so each tier
+# runs on two pytest-xdist workers, each with its own broker; a test file stays on one worker
+# (--dist loadfile), so a module's fixtures (three-node clusters, peers) are made once.
+BROKER_XDIST := -n 2 --dist loadfile
 # The unit tier runs on the oldest and newest CPython (pymatrix, a prerequisite below); the
 # interpreter of .venv, between them, runs the broker tiers.
 test: lint typecheck docs
 	@date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 --kafka-broker=apache \
-		-m 'integration and not slow'
+		$(BROKER_XDIST) -m 'integration and not slow'
 	@echo "tier apache: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; date +%s > .tier-start
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
-		--kafka-broker-tests-only $(TANSU_TESTS)
+		$(BROKER_XDIST) --kafka-broker-tests-only $(TANSU_TESTS)
 	@echo "tier tansu: $$(( $$(date +%s) - $$(cat .tier-start) )) s"; rm -f .tier-start
 
 # The documentation site into site/ (mkdocs-material, API pages from the docstrings; strict:
