@@ -68,8 +68,8 @@ unit: $(STAMP)
 # settings, docs/reference/settings.md tables and docstring lists from each package's settings.py
 # (tests/settings/test_settings_generated.py).
 generate: $(STAMP)
-	$(BIN)/python -m kafka_async.protocol.generate
-	$(BIN)/python -m kafka_async.settings.generate
+	$(BIN)/python -m tools.generate_protocol
+	$(BIN)/python -m tools.generate_settings
 	$(BIN)/python tools/generate_errors.py
 
 # make bench BROKER=apache: the broker suites on Apache Kafka (with the Java client's tools).
@@ -77,7 +77,7 @@ bench: $(STAMP)
 	BENCH_BROKER=$(or $(BROKER),tansu) $(BIN)/python -m benchmarks
 
 soak: $(STAMP)
-	$(BIN)/python -m kafka_async.testing.soak
+	$(BIN)/python -m tests.harness.soak
 
 clean:
 	rm -rf $(VENV) .venv-py3* .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info

@@ -1,6 +1,6 @@
 """Rebalance pauses of the two group protocols on the same churn.
 
-The churn (``kafka_async.testing.churn``): three members read a 6-partition topic, a fourth
+The churn (``tests.harness.churn``): three members read a 6-partition topic, a fourth
 joins at a quarter of the records, one leaves at half. A *pause* is a stretch during which
 at least one partition had no owner (as the members' rebalance listeners report it), from
 the moment the group first owned every partition until the last record was read; the
@@ -62,8 +62,8 @@ async def _group_config(bootstrap: str, group: str) -> None:
 
 
 async def _one(bootstrap: str, settings: dict[str, Any], n: int) -> dict[str, Any]:
-    from kafka_async.testing.churn import run_churn
     from kafka_async.testing.topics import create_topic
+    from tests.harness.churn import run_churn
 
     topic = f"bench-churn-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap, topic, PARTITIONS)

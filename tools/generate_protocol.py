@@ -41,7 +41,9 @@ name; the struct is named again as ``TopicData, class PyName``. The header may e
 ``, spec 4.1`` to cross-check the API against Kafka 4.1's JSON
 (``../shared/kafka-protocol-4.1``) instead of the 4.0 snapshot.
 
-Run: ``python -m kafka_async.protocol.generate`` (writes) or ``--check`` (exit 1 if stale).
+Run from the repository's root: ``python -m tools.generate_protocol`` (writes) or ``--check``
+(exit 1 if stale). Not part of the installed package: the wheel carries the generated modules,
+not their generator.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PROTOCOL_DIR = Path(__file__).resolve().parent
+#: The source tree's protocol package (this file lives in ``tools/`` beside it).
+PROTOCOL_DIR = Path(__file__).resolve().parents[1] / "kafka_async" / "protocol"
 DEFINITIONS_DIR = PROTOCOL_DIR / "definitions"
 APIS_DIR = PROTOCOL_DIR / "apis"
 
@@ -703,8 +706,8 @@ def _ruff() -> str:
     return found
 
 
-#: pyproject.toml's ruff settings, given explicitly: an installed package has no
-#: pyproject.toml above it, and its staleness tests must format as the source tree does.
+#: pyproject.toml's ruff settings, given explicitly: formatting from stdin must not depend on
+#: the folder ruff is started in (tools/dist_check.py runs the staleness tests from a copy).
 _RUFF_SETTINGS = ("--line-length", "100", "--target-version", "py310")
 
 

@@ -14,7 +14,8 @@ reads ``SCHEMA``, ``IMPORTS`` and ``ALIASES`` from the package's ``settings.py``
 ``make generate`` runs it (with the protocol generator);
 ``tests/settings/test_settings_generated.py`` fails while any output is stale.
 
-Run: ``python -m kafka_async.settings.generate`` (writes) or ``--check`` (exit 1 if stale).
+Run from the repository's root: ``python -m tools.generate_settings`` (writes) or ``--check``
+(exit 1 if stale). Not part of the installed package.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..protocol.generate import format_source
-from .spec import Choice, Setting
+from kafka_async.settings.spec import Choice, Setting
+from tools.generate_protocol import format_source
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-ROOT = PACKAGE_DIR.parent
+#: The repository's root (this file lives in ``tools/``) and the source tree's package.
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = ROOT / "kafka_async"
 README = ROOT / "docs" / "reference" / "settings.md"
 
 

@@ -16,15 +16,18 @@ import atexit
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import IO
 
 import anyio
@@ -213,3 +216,31 @@ def apt_install(
     if path is None:
         raise error(f"apt-get install {package} did not work: {last}")
     return path
+
+
+#: Broker and S3 logs older than this are deleted when a process first needs the log folder.
+_LOG_MAX_AGE = 24 * 3600
+
+
+@functools.lru_cache(maxsize=1)
+def log_dir() -> Path:
+    """The folder for broker logs (kept after stop, for debugging; pruned after a day)."""
+    path = Path(tempfile.gettempdir()) / "kafka-async-testing"
+    path.mkdir(parents=True, exist_ok=True)
+    cutoff = time.time() - _LOG_MAX_AGE
+    for old in path.glob("*.log"):
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:
+            pass  # another process pruned or is writing it
+    return path
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    """The last ``lines`` lines of a log file (``"(no log)"`` when it cannot be read)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])

@@ -66,7 +66,7 @@ from . import _procs, _wire
 if TYPE_CHECKING:
     from ..protocol.apis.api_versions import ApiVersionsResponse
     from ..protocol.apis.metadata import MetadataResponse
-from .broker import BrokerPrerequisiteError, BrokerStartError, _log_dir, _tail
+from .broker import BrokerPrerequisiteError, BrokerStartError
 from .topics import acreate_topic, create_topic
 
 __all__ = [
@@ -281,12 +281,12 @@ def _run_maven(mvn: str, pom: Path, goals: Sequence[str], log: Path) -> None:
             )
     except subprocess.TimeoutExpired as exc:
         raise KafkaPrerequisiteError(
-            f"Maven did not finish within {_MAVEN_TIMEOUT:.0f} s; log {log}:\n{_tail(log)}"
+            f"Maven did not finish within {_MAVEN_TIMEOUT:.0f} s; log {log}:\n{_procs.tail(log)}"
         ) from exc
     if proc.returncode != 0:
         raise KafkaPrerequisiteError(
             f"Maven could not fetch Apache Kafka (is Maven Central reachable?); "
-            f"exit status {proc.returncode}, log {log}:\n{_tail(log, 20)}"
+            f"exit status {proc.returncode}, log {log}:\n{_procs.tail(log, 20)}"
         )
 
 
@@ -665,9 +665,10 @@ class ApacheKafka:
         """The last lines of one node's log, or of every node's."""
         ids = [node_id] if node_id is not None else list(self._nodes)
         return "\n".join(
-            f"--- node {i} ({self._nodes[i].log_path})\n{_tail(self._nodes[i].log_path, lines)}"
+            f"--- node {i} ({path})\n{_procs.tail(path, lines)}"
             for i in ids
             if i in self._nodes
+            for path in (self._nodes[i].log_path,)
         )
 
     def __repr__(self) -> str:
@@ -706,7 +707,7 @@ class ApacheKafka:
                 ports[name] = port
             folder = self._workdir / f"node-{node_id}"
             folder.mkdir(parents=True)
-            log_path = _log_dir() / f"apache-kafka-{self._tag}-node{node_id}.log"
+            log_path = _procs.log_dir() / f"apache-kafka-{self._tag}-node{node_id}.log"
             self._nodes[node_id] = _Node(node_id, folder, ports, log_path)
 
     def _voters(self) -> str:
@@ -867,7 +868,7 @@ class ApacheKafka:
                 if code != 0:
                     raise BrokerStartError(
                         f"kafka.tools.StorageTool format failed for node {node.node_id} "
-                        f"(status {code}):\n{_tail(node.folder / 'format.log', 20)}"
+                        f"(status {code}):\n{_procs.tail(node.folder / 'format.log', 20)}"
                     )
                 node.formatted = True
         finally:
@@ -909,7 +910,7 @@ class ApacheKafka:
     def _start_failed(self, node: _Node, why: str) -> BrokerStartError:
         return BrokerStartError(
             f"Apache Kafka {self.version} node {node.node_id} {why}; log {node.log_path}:\n"
-            f"{_tail(node.log_path, 40)}"
+            f"{_procs.tail(node.log_path, 40)}"
         )
 
     def _prepare(self) -> list[_Node]:

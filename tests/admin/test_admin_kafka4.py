@@ -49,13 +49,13 @@ from kafka_async.errors import (
 )
 from kafka_async.protocol.apis import DESCRIBE_TOPIC_PARTITIONS
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.admin_scenes import (
+from kafka_async.testing.apache import ApacheKafka
+from kafka_async.testing.plugin import KafkaService
+from tests.harness.admin_scenes import (
     HANGING_TRANSACTION_TIMEOUT_MS,
     ShareGroupMember,
     open_hanging_transaction,
 )
-from kafka_async.testing.apache import ApacheKafka
-from kafka_async.testing.plugin import KafkaService
 
 TP = TopicPartition
 T = TypeVar("T")

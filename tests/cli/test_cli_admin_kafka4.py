@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import anyio
 import pytest
 
-from kafka_async.testing.admin_scenes import ShareGroupMember, open_hanging_transaction
-from kafka_async.testing.capabilities import confirm_broker_gap, java_admin_error
+from tests.harness.admin_scenes import ShareGroupMember, open_hanging_transaction
+from tests.harness.broker_gaps import confirm_broker_gap, java_admin_error
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from kafka_async.testing.capabilities import confirm_broker_gap, librdkafka_admin_error
 from kafka_async.testing.plugin import KafkaService
+from tests.harness.broker_gaps import confirm_broker_gap, librdkafka_admin_error
 
 pytestmark = pytest.mark.integration
 

@@ -22,20 +22,20 @@ from kafka_async import Producer
 from kafka_async.errors import KafkaError
 from kafka_async.producer import Delivery
 from kafka_async.testing.apache import ApacheKafka, ensure_distribution
-from kafka_async.testing.java_peers import (
+from tests.harness.java_peers import (
     JavaToolError,
     VerifiableConsumer,
     VerifiableProducer,
     java_ledger,
 )
-from kafka_async.testing.ledger import (
+from tests.harness.ledger import (
     Ledger,
     LedgerReport,
     Observed,
     read_back_confluent,
     read_back_ours,
 )
-from kafka_async.testing.soak import record_result
+from tests.harness.soak import record_result
 
 #: Every scenario topic: replication factor 3, and acks=all needs two in-sync replicas.
 MIN_ISR = {"min.insync.replicas": "2"}
@@ -144,7 +144,7 @@ class LiveConsumer:
     async def caught_up(self, expect: Mapping[int, set[int]], timeout: float) -> bool:  # noqa: ASYNC109
         """Wait until every acknowledged record (``expect``: partition -> seqs) was
         delivered; False if ``timeout`` passed first."""
-        from kafka_async.testing.ledger import parse_value
+        from tests.harness.ledger import parse_value
 
         want = {(p, s) for p, seqs in expect.items() for s in seqs}
         with anyio.move_on_after(timeout):

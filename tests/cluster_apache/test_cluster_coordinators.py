@@ -37,9 +37,9 @@ from kafka_async import AdminClient, Consumer, Producer
 from kafka_async.errors import KafkaError
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.apache import ApacheKafka, ensure_distribution
-from kafka_async.testing.java_peers import TransactionalMessageCopier, VerifiableConsumer
-from kafka_async.testing.ledger import read_back_ours
-from kafka_async.testing.soak import record_result
+from tests.harness.java_peers import TransactionalMessageCopier, VerifiableConsumer
+from tests.harness.ledger import read_back_ours
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(900)]
 
@@ -689,7 +689,7 @@ async def test_transaction_coordinator_killed_java_copier(apache_cluster: Apache
 def _read_committed_confluent(bootstrap: str, topic: str, partitions: int = 3) -> list[Any]:
     import confluent_kafka
 
-    from kafka_async.testing.ledger import Observed
+    from tests.harness.ledger import Observed
 
     c = confluent_kafka.Consumer(
         {

@@ -26,7 +26,7 @@ from kafka_async import Consumer, Producer
 from kafka_async.consumer.config import AssignorName
 from kafka_async.errors import KafkaError
 from kafka_async.testing.apache import ApacheKafka, KafkaDistribution, ensure_distribution
-from kafka_async.testing.java_peers import (
+from tests.harness.java_peers import (
     ConsoleRecord,
     VerifiableConsumer,
     VerifiableProducer,
@@ -34,8 +34,8 @@ from kafka_async.testing.java_peers import (
     java_ledger,
     transactional_copy,
 )
-from kafka_async.testing.ledger import read_back_ours
-from kafka_async.testing.soak import record_result
+from tests.harness.ledger import read_back_ours
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(600)]
 

@@ -3,7 +3,7 @@ turning the VerifiableProducer's outcomes into a ledger (no broker, no JVM)."""
 
 from __future__ import annotations
 
-from kafka_async.testing.java_peers import (
+from tests.harness.java_peers import (
     NULL,
     ConsoleRecord,
     ProducedRecord,
@@ -11,7 +11,7 @@ from kafka_async.testing.java_peers import (
     _value_n,
     java_ledger,
 )
-from kafka_async.testing.ledger import Observed
+from tests.harness.ledger import Observed
 
 
 def test_console_lines_parse_nulls_headers_and_separators_in_values() -> None:

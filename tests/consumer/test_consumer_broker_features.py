@@ -27,12 +27,12 @@ from kafka_async.errors import (
     OffsetOutOfRangeError,
 )
 from kafka_async.structs import ConsumerRecord, TimestampType, TopicPartition
-from kafka_async.testing.capabilities import (
+from kafka_async.testing.plugin import KafkaService
+from tests.harness.broker_gaps import (
     confirm_broker_gap,
     librdkafka_admin_error,
     librdkafka_log_append_time_error,
 )
-from kafka_async.testing.plugin import KafkaService
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

@@ -311,7 +311,7 @@ async def test_reads_at_the_version_the_broker_and_the_metadata_allow(
 ) -> None:
     from kafka_async.consumer import Consumer
     from kafka_async.protocol.apis import FETCH
-    from kafka_async.testing.fake_broker import FakeBroker
+    from tests.harness.fake_broker import FakeBroker
 
     async with FakeBroker({"t": 1}, api_versions=versions) as broker:
         broker.set_default(FETCH.key, _scripted_fetch)

@@ -28,7 +28,7 @@ from kafka_async.admin import AdminClient, ConfigResource
 from kafka_async.consumer import CommitFailedError, Consumer
 from kafka_async.errors import UnsupportedAssignorError
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.churn import Ownership, run_churn
+from tests.harness.churn import Ownership, run_churn
 
 pytestmark = [pytest.mark.integration, pytest.mark.requires_api("ConsumerGroupHeartbeat", 1)]
 

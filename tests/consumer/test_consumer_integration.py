@@ -15,7 +15,7 @@ from consumer_helpers import FAST_GROUP, produce
 from kafka_async.consumer import Consumer, NoOffsetForPartitionError
 from kafka_async.errors import ClientClosedError, ConfigError, OffsetOutOfRangeError
 from kafka_async.structs import ConsumerRecord, TopicPartition
-from kafka_async.testing.capabilities import confirm_broker_gap
+from tests.harness.broker_gaps import confirm_broker_gap
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ from kafka_async.protocol.apis import FETCH, LIST_OFFSETS
 from kafka_async.records.batch import build_batch
 from kafka_async.structs import OffsetAndMetadata, TopicPartition
 from kafka_async.testing.apache import ApacheKafka
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
 from kafka_async.testing.topics import create_topic
+from tests.harness.fake_broker import FakeBroker, FakeRequest
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from kafka_async.consumer import Consumer, LogTruncationError
 from kafka_async.protocol.apis import FETCH, LIST_OFFSETS, METADATA, OFFSET_FOR_LEADER_EPOCH
 from kafka_async.records.batch import build_batch
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
+from tests.harness.fake_broker import FakeBroker, FakeRequest
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

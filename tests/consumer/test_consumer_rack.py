@@ -15,7 +15,7 @@ from kafka_async.consumer import Consumer
 from kafka_async.protocol.apis import FETCH, LIST_OFFSETS
 from kafka_async.records.batch import build_batch
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
+from tests.harness.fake_broker import FakeBroker, FakeRequest
 
 TP = TopicPartition("t", 0)
 LEADER, REPLICA = 1, 2

@@ -14,7 +14,7 @@ from examples_helpers import load_example, produce, read_to_end, run_example
 
 from kafka_async import AdminClient, ConsumerRecord, TopicPartition
 from kafka_async.consumer.config import IsolationLevelName
-from kafka_async.testing.capabilities import confirm_broker_gap
+from tests.harness.broker_gaps import confirm_broker_gap
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

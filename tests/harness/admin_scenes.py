@@ -20,10 +20,10 @@ import uuid
 
 import anyio
 
-from ..cluster.client import ClusterClient
-from ..net.config import ClientConfig
-from ..protocol.apis import SHARE_GROUP_HEARTBEAT
-from ..protocol.apis.share_group_heartbeat import ShareGroupHeartbeatRequest
+from kafka_async.cluster.client import ClusterClient
+from kafka_async.net.config import ClientConfig
+from kafka_async.protocol.apis import SHARE_GROUP_HEARTBEAT
+from kafka_async.protocol.apis.share_group_heartbeat import ShareGroupHeartbeatRequest
 
 __all__ = ["HANGING_TRANSACTION_TIMEOUT_MS", "ShareGroupMember", "open_hanging_transaction"]
 

@@ -21,8 +21,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..consumer import Consumer, ConsumerRebalanceListener
-from ..structs import TopicPartition
+from kafka_async.consumer import Consumer, ConsumerRebalanceListener
+from kafka_async.structs import TopicPartition
 
 
 @dataclass

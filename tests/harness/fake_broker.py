@@ -40,18 +40,18 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ..errors import KafkaError, UnknownTopicOrPartitionError, UnsupportedVersionError
-from ..protocol import headers
-from ..protocol.apis import API_VERSIONS, BY_KEY, METADATA
-from ..protocol.apis.api_versions import ApiVersion, ApiVersionsResponse
-from ..protocol.apis.metadata import (
+from kafka_async.errors import KafkaError, UnknownTopicOrPartitionError, UnsupportedVersionError
+from kafka_async.protocol import headers
+from kafka_async.protocol.apis import API_VERSIONS, BY_KEY, METADATA
+from kafka_async.protocol.apis.api_versions import ApiVersion, ApiVersionsResponse
+from kafka_async.protocol.apis.metadata import (
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from ..protocol.codec import Reader
-from ..protocol.schema import AnyApi
+from kafka_async.protocol.codec import Reader
+from kafka_async.protocol.schema import AnyApi
 
 __all__ = [
     "CLOSE",

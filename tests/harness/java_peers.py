@@ -6,7 +6,7 @@ broker's classpath. This module starts them as child processes and reads what th
 
 * :class:`VerifiableProducer` writes ``"PREFIX.N"`` values (N = 0, 1, 2, ...) and prints one
   JSON event per acknowledgement or failure; :func:`java_ledger` turns those events into a
-  :class:`~kafka_async.testing.ledger.Ledger`, so the same checker that judges our producer
+  :class:`~tests.harness.ledger.Ledger`, so the same checker that judges our producer
   judges the Java one.
 * :class:`VerifiableConsumer` joins a consumer group and prints its assignments, records
   (``--verbose``) and commits as JSON events; :attr:`VerifiableConsumer.assignment` follows
@@ -43,10 +43,9 @@ from typing import IO, Any
 
 import anyio
 
-from . import _procs
-from .apache import KafkaDistribution
-from .broker import _log_dir, _tail
-from .ledger import Ledger, Observed, encode_value
+from kafka_async.testing import _procs
+from kafka_async.testing.apache import KafkaDistribution
+from tests.harness.ledger import Ledger, Observed, encode_value
 
 __all__ = [
     "ConsoleRecord",
@@ -114,7 +113,7 @@ class JavaProcess:
         #: Scratch folder (config files), removed when the process is reaped.
         self.folder = folder or Path(tempfile.mkdtemp(prefix=f"java-{name}-"))
         (self.folder / "log4j2.properties").write_text(_LOG4J2)
-        self.log_path = _log_dir() / f"java-{name}-{uuid.uuid4().hex[:8]}.log"
+        self.log_path = _procs.log_dir() / f"java-{name}-{uuid.uuid4().hex[:8]}.log"
         self.argv = dist.java_command(
             main,
             *args,
@@ -198,12 +197,12 @@ class JavaProcess:
                         return
                     raise JavaToolError(
                         f"{self.name} exited ({self.returncode}) before {what or 'the condition'}"
-                        f"; log {self.log_path}:\n{_tail(self.log_path, 30)}"
+                        f"; log {self.log_path}:\n{_procs.tail(self.log_path, 30)}"
                     )
                 await anyio.sleep(0.05)
         raise JavaToolError(
             f"{self.name}: no {what or 'condition'} within {timeout} s; log {self.log_path}:\n"
-            f"{_tail(self.log_path, 30)}"
+            f"{_procs.tail(self.log_path, 30)}"
         )
 
     async def wait_exit(self, timeout: float) -> int:  # noqa: ASYNC109 - a deadline
@@ -216,7 +215,7 @@ class JavaProcess:
         if code is None:
             raise JavaToolError(
                 f"{self.name} still running after {timeout} s; log {self.log_path}:\n"
-                f"{_tail(self.log_path, 30)}"
+                f"{_procs.tail(self.log_path, 30)}"
             )
         self._close_log()
         return code
@@ -666,7 +665,7 @@ async def console_consume(
     async with proc:
         code = await proc.wait_exit(timeout)
     if code != 0:
-        raise JavaToolError(f"ConsoleConsumer exited {code}:\n{_tail(proc.log_path, 30)}")
+        raise JavaToolError(f"ConsoleConsumer exited {code}:\n{_procs.tail(proc.log_path, 30)}")
     out: list[ConsoleRecord] = []
     for line in proc.lines:
         rec = _parse_console(line)
@@ -770,5 +769,7 @@ async def transactional_copy(
     async with proc:
         code = await proc.wait_exit(timeout)
     if code != 0:
-        raise JavaToolError(f"TransactionalMessageCopier exited {code}:\n{_tail(proc.log_path)}")
+        raise JavaToolError(
+            f"TransactionalMessageCopier exited {code}:\n{_procs.tail(proc.log_path)}"
+        )
     return proc

@@ -529,9 +529,9 @@ async def read_back_ours(
     with the same stopping rules (end offsets from ``Consumer.end_offsets``)."""
     import anyio
 
-    from ..consumer import Consumer
-    from ..errors import KafkaError
-    from ..structs import TopicPartition
+    from kafka_async.consumer import Consumer
+    from kafka_async.errors import KafkaError
+    from kafka_async.structs import TopicPartition
 
     out: list[Observed] = []
     found: dict[int, set[int]] = {}

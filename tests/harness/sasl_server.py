@@ -1,4 +1,4 @@
-"""The server side of SASL for a :class:`~kafka_async.testing.fake_broker.FakeBroker`.
+"""The server side of SASL for a :class:`~tests.harness.fake_broker.FakeBroker`.
 
 Tansu only serves SCRAM (and cannot be given users in the build we test with), so the PLAIN,
 OAUTHBEARER, bad-signature and re-authentication paths are tested against this: a real
@@ -32,16 +32,16 @@ from typing import Any
 
 import anyio
 
-from ..errors import (
+from kafka_async.errors import (
     BrokerResponseError,
     IllegalSaslStateError,
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
-from ..protocol.apis import METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
-from ..protocol.apis.sasl_authenticate import SaslAuthenticateResponse
-from ..protocol.apis.sasl_handshake import SaslHandshakeResponse
-from .fake_broker import CLOSE, FakeBroker, FakeRequest
+from kafka_async.protocol.apis import METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
+from kafka_async.protocol.apis.sasl_authenticate import SaslAuthenticateResponse
+from kafka_async.protocol.apis.sasl_handshake import SaslHandshakeResponse
+from tests.harness.fake_broker import CLOSE, FakeBroker, FakeRequest
 
 __all__ = ["SaslServer", "SaslServerStats", "TokenValidator"]
 

@@ -4,9 +4,9 @@ Scenario tests call :func:`record_result` with what they measured; when the envi
 variable ``KAFKA_ASYNC_SOAK_RESULTS`` names a file, each result is appended to it as one JSON
 line (otherwise results are only kept in memory, for the test's own assertions). The runner::
 
-    python -m kafka_async.testing.soak            # full tier: pytest -m slow + quick tier
-    python -m kafka_async.testing.soak --quick    # only the quick tier
-    python -m kafka_async.testing.soak --print FILE   # re-print a results file
+    python -m tests.harness.soak            # full tier: pytest -m slow + quick tier
+    python -m tests.harness.soak --quick    # only the quick tier
+    python -m tests.harness.soak --print FILE   # re-print a results file
 
 runs pytest on ``tests/reliability``, ``tests/cluster_apache`` (failover on a three-node
 Apache Kafka cluster, ours and the Java client side by side) and the FastAPI guide's stop test
@@ -199,7 +199,7 @@ def format_markdown(results: Sequence[ScenarioResult], *, title: str = "") -> st
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the reliability tests and print the table; returns pytest's exit status."""
-    parser = argparse.ArgumentParser(prog="python -m kafka_async.testing.soak")
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.soak")
     parser.add_argument("--quick", action="store_true", help="only the quick tier")
     parser.add_argument("--print", dest="print_file", help="print an existing results file")
     parser.add_argument("--markdown", help="also write the table as Markdown to this file")

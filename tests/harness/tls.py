@@ -40,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ._procs import apt_install
+from kafka_async.testing._procs import apt_install
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -101,7 +101,7 @@ def _crypto() -> None:
         import cryptography  # noqa: F401
     except ImportError:
         raise ImportError(
-            "kafka_async.testing.tls.CertificateAuthority needs the 'cryptography' package"
+            "tests.harness.tls.CertificateAuthority needs the 'cryptography' package"
         ) from None
 
 

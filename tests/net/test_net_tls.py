@@ -24,7 +24,7 @@ from kafka_async.protocol import headers
 from kafka_async.protocol.apis import API_VERSIONS, METADATA
 from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.protocol.codec import Reader
-from kafka_async.testing.tls import CertificateAuthority
+from tests.harness.tls import CertificateAuthority
 
 pytest.importorskip("cryptography")
 

@@ -24,11 +24,11 @@ from kafka_async.errors import (
 )
 from kafka_async.producer import murmur2_partition
 from kafka_async.producer.config import CompressionType
-from kafka_async.testing.capabilities import (
+from kafka_async.testing.topics import create_topic
+from tests.harness.broker_gaps import (
     confirm_broker_gap,
     librdkafka_log_append_time_error,
 )
-from kafka_async.testing.topics import create_topic
 
 pytestmark = [pytest.mark.integration]
 

@@ -21,7 +21,7 @@ from kafka_async.protocol.apis.produce import (
     TopicProduceResponse,
 )
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
+from tests.harness.fake_broker import FakeBroker, FakeRequest
 
 TP = TopicPartition("t", 0)
 

@@ -254,7 +254,7 @@ def _librdkafka_oversized_refused(bootstrap: str, topic: str, size: int) -> str 
     large; else what happened instead."""
     from confluent_kafka import Producer as RdProducer
 
-    from kafka_async.testing.capabilities import librdkafka_error
+    from tests.harness.broker_gaps import librdkafka_error
 
     reports: list[Any] = []
     # librdkafka's own message.max.bytes is far above ``size``: the broker must refuse it.
@@ -291,7 +291,7 @@ async def test_batches_over_the_topics_max_message_bytes_are_split(
         stats = producer.statistics()
     assert [d.exception() for d in deliveries if d.exception() is not None] == []
     if stats["batch_splits"] == 0:
-        from kafka_async.testing.capabilities import confirm_broker_gap
+        from tests.harness.broker_gaps import confirm_broker_gap
 
         theirs = await anyio.to_thread.run_sync(
             _librdkafka_oversized_refused, kafka_broker, topic, 5 * LIMIT

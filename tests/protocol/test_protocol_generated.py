@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from kafka_async.protocol import generate
 from kafka_async.protocol.apis import ALL_APIS, BY_KEY
 from kafka_async.protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+from tools import generate_protocol as generate
 
 ROOT = Path(__file__).resolve().parents[2]
 

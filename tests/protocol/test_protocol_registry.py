@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from kafka_async.protocol import apis, generate
+from kafka_async.protocol import apis
+from tools import generate_protocol as generate
 
 
 def _api_modules_after(statement: str) -> int:

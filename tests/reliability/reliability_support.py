@@ -24,8 +24,8 @@ from kafka_async.cluster.client import ClusterClient
 from kafka_async.errors import KafkaError
 from kafka_async.net.config import ClientConfig
 from kafka_async.producer import Delivery
-from kafka_async.testing.fake_broker import FakeBroker
-from kafka_async.testing.ledger import (
+from tests.harness.fake_broker import FakeBroker
+from tests.harness.ledger import (
     Ledger,
     LedgerReport,
     Observed,

@@ -32,8 +32,8 @@ from reliability_support import (
 
 from kafka_async import Producer
 from kafka_async.testing import EmbeddedBroker
-from kafka_async.testing.ledger import Ledger, LedgerReport
-from kafka_async.testing.soak import record_result
+from tests.harness.ledger import Ledger, LedgerReport
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration]
 

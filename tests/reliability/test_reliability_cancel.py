@@ -17,8 +17,8 @@ from kafka_async.consumer import CommitFailedError
 from kafka_async.errors import ClientClosedError, KafkaError
 from kafka_async.structs import TopicPartition
 from kafka_async.testing import EmbeddedBroker
-from kafka_async.testing.ledger import Ledger, Observed
-from kafka_async.testing.soak import record_result
+from tests.harness.ledger import Ledger, Observed
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration]
 

@@ -29,8 +29,8 @@ from reliability_support import LedgerProducer
 from kafka_async import Consumer, Producer
 from kafka_async.consumer import CommitFailedError
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.ledger import Ledger, Observed
-from kafka_async.testing.soak import record_result
+from tests.harness.ledger import Ledger, Observed
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration]
 

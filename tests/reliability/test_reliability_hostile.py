@@ -39,7 +39,7 @@ from kafka_async.protocol.apis import (
     PRODUCE,
 )
 from kafka_async.protocol.schema import AnyApi
-from kafka_async.testing.fake_broker import (
+from tests.harness.fake_broker import (
     SILENCE,
     FakeBroker,
     FakeRequest,
@@ -48,8 +48,8 @@ from kafka_async.testing.fake_broker import (
     frame,
     response_payload,
 )
-from kafka_async.testing.mutations import fuzz_examples, mutate
-from kafka_async.testing.soak import record_result
+from tests.harness.mutations import fuzz_examples, mutate
+from tests.harness.soak import record_result
 
 #: A request must settle within this (the client's request timeout is 2 s).
 DEADLINE = 10.0

@@ -70,9 +70,9 @@ from kafka_async.protocol.consumer_protocol import Assignment, Subscription
 from kafka_async.protocol.schema import AnyApi, Array, Primitive, StructDef, Type
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
-from kafka_async.testing.mutations import fuzz_examples, mutate
-from kafka_async.testing.soak import record_result
+from tests.harness.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
+from tests.harness.mutations import fuzz_examples, mutate
+from tests.harness.soak import record_result
 
 #: Every exchange must settle within this (the client's request timeout is 2 s).
 DEADLINE = 10.0

@@ -25,8 +25,8 @@ from kafka_async.errors import (
 from kafka_async.protocol.apis import FETCH, PRODUCE
 from kafka_async.records.batch import build_batch
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
-from kafka_async.testing.soak import record_result
+from tests.harness.fake_broker import FakeBroker, FakeRequest, Payload, response_payload
+from tests.harness.soak import record_result
 
 HOSTILE, HEALTHY = 1, 2
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)

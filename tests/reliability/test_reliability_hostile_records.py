@@ -53,10 +53,10 @@ from kafka_async.records import _pure
 from kafka_async.records import batch as batch_module
 from kafka_async.records.batch import build_batch, decode_batches
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
-from kafka_async.testing.mutations import fuzz_examples, mutate
 from kafka_async.testing.plugin import skip_or_fail
-from kafka_async.testing.soak import record_result
+from tests.harness.fake_broker import FakeBroker, FakeRequest
+from tests.harness.mutations import fuzz_examples, mutate
+from tests.harness.soak import record_result
 
 try:
     from kafka_async.records import _speedups  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_async.testing.ledger import (
+from tests.harness.ledger import (
     Ledger,
     Observed,
     encode_value,

@@ -35,8 +35,8 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import METADATA
 from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.testing import ProxiedBroker
-from kafka_async.testing.ledger import Ledger, LedgerReport
-from kafka_async.testing.soak import record_result
+from tests.harness.ledger import Ledger, LedgerReport
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration]
 

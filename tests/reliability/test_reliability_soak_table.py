@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_async.testing import soak
+from tests.harness import soak
 
 
 def test_record_load_and_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

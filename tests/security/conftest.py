@@ -11,7 +11,7 @@ from security_helpers import Certs, TLSBroker, TLSBrokerFactory
 
 from kafka_async.testing import EmbeddedBroker
 from kafka_async.testing.plugin import skip_or_fail
-from kafka_async.testing.tls import (
+from tests.harness.tls import (
     CertificateAuthority,
     StunnelProxy,
     StunnelUnavailableError,

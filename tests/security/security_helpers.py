@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_async.testing import EmbeddedBroker
-from kafka_async.testing.tls import StunnelProxy
+from tests.harness.tls import StunnelProxy
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.producer import Producer
 from kafka_async.protocol.apis import METADATA
 from kafka_async.protocol.apis.metadata import MetadataRequest
-from kafka_async.testing.fake_broker import CLOSE, FakeBroker, FakeRequest
-from kafka_async.testing.sasl_server import SaslServer
+from tests.harness.fake_broker import CLOSE, FakeBroker, FakeRequest
+from tests.harness.sasl_server import SaslServer
 
 pytest.importorskip("scramp")
 

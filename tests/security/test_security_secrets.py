@@ -20,8 +20,8 @@ from kafka_async.errors import KafkaError
 from kafka_async.net import sasl
 from kafka_async.net.config import ClientConfig
 from kafka_async.net.connection import BrokerConnection
-from kafka_async.testing.fake_broker import FakeBroker
-from kafka_async.testing.sasl_server import SaslServer
+from tests.harness.fake_broker import FakeBroker
+from tests.harness.sasl_server import SaslServer
 
 pytest.importorskip("scramp")
 

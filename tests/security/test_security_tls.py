@@ -22,9 +22,9 @@ from kafka_async.net.tls import TLSHandshakeError
 from kafka_async.producer import Producer
 from kafka_async.protocol.apis import METADATA
 from kafka_async.structs import ConsumerRecord, TopicPartition
-from kafka_async.testing.fake_broker import FakeBroker, FakeRequest
-from kafka_async.testing.sasl_server import SaslServer
-from kafka_async.testing.tls import StunnelProxy
+from tests.harness.fake_broker import FakeBroker, FakeRequest
+from tests.harness.sasl_server import SaslServer
+from tests.harness.tls import StunnelProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

@@ -277,7 +277,7 @@ def test_ensure_stunnel_explains_why_it_cannot_install(monkeypatch: pytest.Monke
     import os
     import shutil
 
-    from kafka_async.testing import tls as tls_helpers
+    from tests.harness import tls as tls_helpers
 
     real_which = shutil.which
 

@@ -24,9 +24,9 @@ from kafka_async.consumer.share import ShareConsumer, ShareConsumerConfig
 from kafka_async.errors import ConfigError
 from kafka_async.net.config import ClientConfig
 from kafka_async.producer.config import ProducerConfig
-from kafka_async.protocol import generate as ruff_generate
-from kafka_async.settings import generate
 from kafka_async.settings.spec import Int, Schema, Setting
+from tools import generate_protocol as ruff_generate
+from tools import generate_settings as generate
 
 GROUPS = {group.key: group for group in generate.GROUPS}
 CONFIGS: dict[str, Any] = {

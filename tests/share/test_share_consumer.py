@@ -54,8 +54,8 @@ from kafka_async.errors import (
 from kafka_async.observability import ClientHooks, ConsumeEvent
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.apache import SASL_USERS, KafkaDistribution, ensure_distribution
-from kafka_async.testing.java_peers import JavaProcess
 from kafka_async.testing.plugin import KafkaService
+from tests.harness.java_peers import JavaProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.requires_api("ShareGroupHeartbeat", 1)]
 

@@ -264,7 +264,7 @@ def _delete_records_or_gap(broker: str, topic: str, before: int) -> None:
 
     from kafka_async import AdminClient, TopicPartition
     from kafka_async.errors import KafkaConnectionError, KafkaTimeoutError
-    from kafka_async.testing.capabilities import confirm_broker_gap, librdkafka_admin_error
+    from tests.harness.broker_gaps import confirm_broker_gap, librdkafka_admin_error
 
     tp = TopicPartition(topic, 0)
 
@@ -355,7 +355,7 @@ def test_starting_timestamp(spark: Any, kafka_broker: str, new_topic: Any, ck_pr
         from confluent_kafka import Consumer as RdConsumer
         from confluent_kafka import TopicPartition as RdTopicPartition
 
-        from kafka_async.testing.capabilities import confirm_broker_gap, librdkafka_error
+        from tests.harness.broker_gaps import confirm_broker_gap, librdkafka_error
 
         rd = RdConsumer({"bootstrap.servers": kafka_broker, "group.id": f"ts-{topic}"})
         try:

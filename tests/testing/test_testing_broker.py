@@ -326,9 +326,9 @@ def test_tansu_auto_creation_facts() -> None:
 
 
 def test_old_logs_are_pruned() -> None:
-    from kafka_async.testing import broker as broker_mod
+    from kafka_async.testing import _procs
 
-    folder = broker_mod._log_dir()
+    folder = _procs.log_dir()
     tag = os.urandom(6).hex()  # parallel runs share the folder
     old = folder / f"tansu-pruning-test-{tag}-old.log"
     fresh = folder / f"tansu-pruning-test-{tag}-fresh.log"
@@ -336,9 +336,9 @@ def test_old_logs_are_pruned() -> None:
     fresh.write_text("fresh")
     two_days_ago = time.time() - 2 * 24 * 3600
     os.utime(old, (two_days_ago, two_days_ago))
-    broker_mod._log_dir.cache_clear()
+    _procs.log_dir.cache_clear()
     try:
-        assert broker_mod._log_dir() == folder
+        assert _procs.log_dir() == folder
         assert not old.exists()
         assert fresh.exists()
     finally:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kafka_async.testing.mutations import EDGE_VALUES, FUZZ_EXAMPLES_ENV, fuzz_examples, mutate
+from tests.harness.mutations import EDGE_VALUES, FUZZ_EXAMPLES_ENV, fuzz_examples, mutate
 
 
 def test_same_seed_same_mutation() -> None:

@@ -1,4 +1,4 @@
-"""kafka_async.testing.tls.CertificateAuthority: certificates a strict verifier accepts.
+"""tests.harness.tls.CertificateAuthority: certificates a strict verifier accepts.
 
 Every handshake here runs with ``ssl.VERIFY_X509_STRICT`` set explicitly (Python 3.13's
 default context sets it; older ones do not), in memory (two ``ssl.MemoryBIO`` pairs), so the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_async.testing.tls import CertificateAuthority
+from tests.harness.tls import CertificateAuthority
 
 x509 = pytest.importorskip("cryptography.x509")
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
