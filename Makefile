@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml setup.py kafka_async/records/_speedups.c | $(BIN)/python
+$(STAMP): pyproject.toml setup.py kafka_async/records/_speedups.c kafka_async/records/_speedups.h kafka_async/producer/_fastpath.c | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 

@@ -30,9 +30,9 @@ from kafka_async.records import batch as batch_mod
 from kafka_async.records.batch import BatchBuilder, decode_batches
 
 try:
-    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+    from kafka_async.records import _speedups
 except ImportError:
-    _speedups = None
+    _speedups = None  # type: ignore[assignment]
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

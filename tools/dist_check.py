@@ -121,7 +121,13 @@ def build_sdist(python: Path, work: Path, log: Path) -> Path:
     (sdist,) = out.glob("*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
-    for wanted in ("kafka_async/records/_speedups.c", "kafka_async/py.typed", "setup.py"):
+    for wanted in (
+        "kafka_async/records/_speedups.c",
+        "kafka_async/records/_speedups.h",
+        "kafka_async/producer/_fastpath.c",
+        "kafka_async/py.typed",
+        "setup.py",
+    ):
         if not any(n.endswith("/" + wanted) for n in names):
             raise StepFailed(f"{sdist.name} lacks {wanted}")
     return sdist

@@ -31,7 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 UNIT_MARKERS = "not integration and not slow"
 #: Files whose change means a matrix venv must be reinstalled.
-INSTALL_INPUTS = ("pyproject.toml", "setup.py", "kafka_async/records/_speedups.c")
+INSTALL_INPUTS = (
+    "pyproject.toml",
+    "setup.py",
+    "kafka_async/records/_speedups.c",
+    "kafka_async/records/_speedups.h",
+    "kafka_async/producer/_fastpath.c",
+)
 #: Deadline for one version's venv install and for one version's unit tier (seconds).
 INSTALL_TIMEOUT = 1200.0
 TIER_TIMEOUT = 1200.0

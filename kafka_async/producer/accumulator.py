@@ -59,15 +59,9 @@ from typing import Any
 import anyio
 
 from ..errors import BrokerResponseError, InvalidStateError, KafkaTimeoutError
-from ..records.batch import (
-    HEADER_SIZE,
-    BatchBuilder,
-    Record,
-    append_record,
-    decode_batches,
-    delivery_metadata,
-)
+from ..records.batch import HEADER_SIZE, BatchBuilder, Record, decode_batches
 from ..structs import RecordMetadata, TimestampType, TopicPartition
+from .fastpath import append_record, delivery_metadata
 
 __all__ = [
     "Bytes",
@@ -244,7 +238,9 @@ class ProducerBatch:
             and int.from_bytes(payload[53:57], "big", signed=True) == self.base_sequence
         )
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
+        """Mark the batch settled (its outcome set) and wake its waiters (the accumulator's
+        ``complete``/``fail``)."""
         self.done = True
         self.in_flight = False
         self.builder = None
@@ -252,15 +248,16 @@ class ProducerBatch:
         self.payload = None
         self._wake()
         if self.parent is not None:
-            self.parent._child_settled()
+            self.parent.child_settled()
 
-    def _child_settled(self) -> None:
+    def child_settled(self) -> None:
+        """One of the batches this one was split into settled (called by that child)."""
         self.pending_children -= 1
         if self.pending_children == 0:
             self.done = True
             self._wake()
             if self.parent is not None:
-                self.parent._child_settled()
+                self.parent.child_settled()
 
     def _wake(self) -> None:
         if self._event is not None:
@@ -351,9 +348,21 @@ class Delivery:
         """Where the record is going."""
         return self._batch.tp
 
+    @property
+    def batch(self) -> ProducerBatch:
+        """The batch holding the record (the producer's own bookkeeping)."""
+        return self._batch
+
     def done(self) -> bool:
         """True once the broker acknowledged the record or it failed."""
         return self._batch.done
+
+    def settled(self) -> Awaitable[Any]:
+        """Something for one task to await until the record is settled (the caller checked
+        ``done()`` is False): its batch's waiter (``ProducerBatch.settled``), so a layer on
+        top (the aiokafka drop-in's futures) wakes in the same loop turn as the batch's
+        other records, with no task or event per record."""
+        return self._batch.settled()
 
     def exception(self) -> BaseException | None:
         """The error the record failed with, None on success; ``InvalidStateError`` early."""
@@ -991,7 +1000,7 @@ class RecordAccumulator:
         self.records_acked += batch.record_count
         if self.on_settle is not None:
             self.on_settle(batch)
-        batch._settle()
+        batch.settle()
 
     def fail(self, batch: ProducerBatch, error: BaseException, *, unwritten: bool = False) -> None:
         """Settle every record of ``batch`` with ``error`` (queued or in flight).
@@ -1023,7 +1032,7 @@ class RecordAccumulator:
         self.failed_by_error[name] = self.failed_by_error.get(name, 0) + batch.record_count
         if self.on_settle is not None:
             self.on_settle(batch)
-        batch._settle()
+        batch.settle()
 
     def take_unreported(self) -> tuple[int, BaseException | None]:
         """The failed ``produce`` records counted since the last call, and the first error;

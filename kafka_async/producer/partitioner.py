@@ -26,9 +26,9 @@ from typing import Protocol
 from ..errors import ConfigError
 
 try:
-    from ..records import _speedups  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # the optional C extension was not built
-    _speedups = None
+    from ._fastpath import murmur2 as _c_murmur2
+except ImportError:  # the optional C fast path was not built (see fastpath.py)
+    _c_murmur2 = None  # type: ignore[assignment]
 
 __all__ = [
     "DefaultPartitioner",
@@ -90,10 +90,10 @@ def murmur2_py(data: bytes | bytearray | memoryview) -> int:
     return h
 
 
-#: ``murmur2(data) -> int``: the C accelerator's when built (several times faster per key),
+#: ``murmur2(data) -> int``: the C fast path's when built (several times faster per key),
 #: else :func:`murmur2_py`; the tests check both agree.
 murmur2: Callable[[bytes | bytearray | memoryview], int] = (
-    _speedups.murmur2 if _speedups is not None else murmur2_py
+    _c_murmur2 if _c_murmur2 is not None else murmur2_py
 )
 
 

@@ -48,9 +48,6 @@ from ..protocol.apis.txn_offset_commit import (
     TxnOffsetCommitRequestTopic,
 )
 from ..protocol.schema import Api, ReqT
-from ..records.batch import Enqueuer as _Enqueuer
-from ..records.batch import append_record as _append_record
-from ..records.batch import delivery_metadata as _delivery_metadata
 from ..structs import ClientState, OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
     BATCH_OVERHEAD,
@@ -64,6 +61,10 @@ from .accumulator import (
     record_size,
 )
 from .config import ProducerConfig, ProducerSettings
+from .fastpath import Enqueuer as _Enqueuer
+from .fastpath import append_record as _append_record
+from .fastpath import client_metadata as _client_metadata
+from .fastpath import delivery_metadata as _delivery_metadata
 from .partitioner import DefaultPartitioner, UniformStickyPartitioner, make_partitioner
 from .sender import Sender
 from .transaction import (
@@ -275,6 +276,12 @@ class Producer:
         close)."""
         return self._life.state
 
+    @property
+    def transaction_state(self) -> TransactionState | None:
+        """The transaction's state machine (``state``, ``in_transaction``, ``is_fatal``); None
+        without a ``transactional_id``. Read it; the transaction methods drive it."""
+        return self._txn
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -290,7 +297,10 @@ class Producer:
 
     async def _start(self) -> None:
         # The asyncio loop, if that is the backend: awaited deliveries wait on its futures.
-        self._acc.loop = asyncio._get_running_loop()
+        try:
+            self._acc.loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio)
+            self._acc.loop = None
         client = self._client = ClusterClient(
             self._cfg.client, allow_auto_topic_creation=self._cfg.allow_auto_create_topics
         )
@@ -590,7 +600,7 @@ class Producer:
         entry = self._topics.get(topic)
         # The snapshot behind ClusterClient.metadata, read directly: the property would cost
         # a Python frame per record.
-        if entry is None or self._client._metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+        if entry is None or _client_metadata(self._client) is not self._topics_snapshot:
             entry = await self._partitions(topic)
         parts, all_ids, available = entry
         if partition is None:
@@ -638,6 +648,10 @@ class Producer:
             # pipelines requests instead of filling the whole buffer first.
             await _checkpoint()
         return delivery
+
+    #: ``enqueue`` for a record serialized already (the aiokafka drop-in's ``send_batch``):
+    #: the same coroutine function as ``_enqueue_serialized``, the name the C enqueue calls.
+    enqueue_serialized = _enqueue_serialized
 
     async def _wait_for_space(self, size: int, sender: Sender) -> None:
         acc = self._acc
@@ -715,7 +729,7 @@ class Producer:
         delivery = await self._enqueue_serialized(
             topic, value, key, partition, timestamp_ms, headers
         )
-        delivery._batch.report_at_flush = True
+        delivery.batch.report_at_flush = True
 
     async def _produced_after_wakeup(self, _appended: object) -> None:
         """The C produce's answer when its record opened work for the sender."""
@@ -741,20 +755,10 @@ class Producer:
         # ``await delivery`` without its generator frame and ``settled()``'s call: a task
         # resumed here resumes one frame fewer (the web-service pattern: thousands of tasks,
         # one record each), and the metadata comes from one call into the C accelerator.
-        batch = delivery._batch
+        batch = delivery.batch
         if not batch.done:
-            loop = batch.loop
-            if loop is not None:
-                # A future of this task's own (see ProducerBatch.settled), made directly.
-                fut: asyncio.Future[None] = _Future(loop=loop)
-                waiters = batch._waiters
-                if waiters is None:
-                    batch._waiters = [fut]
-                else:
-                    waiters.append(fut)
-                await fut
-            else:
-                await batch.settled()
+            # On asyncio a future of this task's own (see ProducerBatch.settled).
+            await batch.settled()
         metadata = _delivery_metadata(delivery, RecordMetadata)
         return metadata if metadata is not None else delivery.result()
 
@@ -823,7 +827,7 @@ class Producer:
                 f"bytes, more than max_request_size={self._max_request_size}"
             )
         entry = self._topics.get(topic)
-        if entry is None or self._client._metadata is not self._topics_snapshot:  # type: ignore[union-attr]
+        if entry is None or _client_metadata(self._client) is not self._topics_snapshot:
             entry = await self._partitions(topic)
         parts, all_ids, available = entry
         if timestamp_ms is None:

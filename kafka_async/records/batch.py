@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 import crc32c as _crc32c
 
@@ -30,60 +30,42 @@ from . import _pure
 from . import compression as _codecs
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 
-if TYPE_CHECKING:
-    from ._pure import RecordWriter as _WriterType
-
 try:
-    from . import _speedups  # type: ignore[attr-defined,unused-ignore]
+    from . import _speedups
 except ImportError:  # the optional C extension was not built
-    _speedups = None
+    _speedups = None  # type: ignore[assignment]
 
-#: True when the C accelerator is in use.
+#: True when the C accelerator of the record codec is in use (the producer's own C fast
+#: path says so in ``kafka_async.producer.fastpath.FASTPATH``).
 SPEEDUPS = _speedups is not None
 
-_decode_records: Callable[..., list[Any]] = (
-    _speedups.decode_records if _speedups is not None else _pure.decode_records
-)
+_decode_records = _speedups.decode_records if _speedups is not None else _pure.decode_records
 #: ``consumer_records(records, lo, hi, cls, topic, partition, timestamp_type, leader_epoch)``:
 #: ``records[lo:hi]`` as the consumer's record objects (see ``_pure.consumer_records``).
-consumer_records: Callable[..., list[Any]] = (
-    _speedups.consumer_records if _speedups is not None else _pure.consumer_records
-)
+consumer_records = _speedups.consumer_records if _speedups is not None else _pure.consumer_records
 
 
 def consumer_records_for(cls: type) -> Callable[..., list[Any]]:
     """The ``consumer_records`` that can build ``cls``: the C builder needs a slotted class
     with exactly the consumer record's fields; any other class gets the pure twin, which
     calls the constructor."""
-    if _speedups is not None:
+    builder = consumer_records
+    if builder is not _pure.consumer_records:
         try:
-            _speedups.consumer_records([], 0, 0, cls, "", 0, 0, None)
+            builder([], 0, 0, cls, "", 0, 0, None)
         except TypeError:
             return _pure.consumer_records
-        return _speedups.consumer_records  # type: ignore[no-any-return]
-    return _pure.consumer_records
+    return builder
 
 
+#: The record writer's type: the C one or its pure twin (the same methods; see the stubs).
+_WriterType: TypeAlias = "_pure.RecordWriter | _speedups.RecordWriter"
 _RecordWriter: type[_WriterType] = (
     _speedups.RecordWriter if _speedups is not None else _pure.RecordWriter
-)
-#: ``append_record(batch, timestamp, key, value, headers, size, cls)``: the producer's
-#: per-record step (see ``_pure.append_record``).
-append_record: Callable[..., Any] = (
-    _speedups.append_record if _speedups is not None else _pure.append_record
-)
-#: ``delivery_metadata(delivery, cls)``: a settled record's metadata, None unless its batch
-#: succeeded (see ``_pure.delivery_metadata``).
-delivery_metadata: Callable[..., Any] = (
-    _speedups.delivery_metadata if _speedups is not None else _pure.delivery_metadata
 )
 #: ``ready(value)``: an awaitable that returns ``value`` at once (``async for``'s per-record
 #: answer when the record is at hand; see ``_pure.ready``).
 ready: Callable[[Any], Awaitable[Any]] = _speedups.ready if _speedups is not None else _pure.ready
-#: ``Enqueuer(producer=..., ...)``: ``Producer.enqueue``'s common case in C, which a producer
-#: installs as its ``enqueue`` (None without the accelerator: the Python method serves). Its
-#: twin is the method itself; the tests compare the two.
-Enqueuer: Callable[..., Any] | None = _speedups.Enqueuer if _speedups is not None else None
 if _speedups is not None:
     # What the C ``ready`` returns passes for a coroutine (it has send, throw and close), so a
     # producer's ``enqueue(...)`` may be given to ``asyncio.create_task`` like any coroutine.

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from kafka_async import Producer
 from kafka_async.errors import ClientClosedError, KafkaError, RecordTooLargeClientError
+from kafka_async.producer import fastpath
 from kafka_async.producer.accumulator import Delivery
-from kafka_async.records import batch as batch_mod
 from kafka_async.structs import ClientState
 from kafka_async.testing.plugin import skip_or_fail
 
@@ -29,8 +29,8 @@ TOPICS = {"a": frozenset(range(3)), "b": frozenset(range(2))}
 
 @pytest.fixture(autouse=True)
 def _needs_the_accelerator() -> None:
-    if batch_mod.Enqueuer is None:
-        skip_or_fail("the C accelerator is not built (needs a C compiler at install)")
+    if fastpath.Enqueuer is None:
+        skip_or_fail("the producer's C fast path is not built (needs a C compiler at install)")
 
 
 class _Metadata:

@@ -12,9 +12,9 @@ from kafka_async.records import batch as batch_mod
 from kafka_async.testing.plugin import skip_or_fail
 
 try:
-    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+    from kafka_async.records import _speedups
 except ImportError:
-    _speedups = None
+    _speedups = None  # type: ignore[assignment]
 
 IMPLS: dict[str, ModuleType | None] = {"c": _speedups, "pure": _pure}
 

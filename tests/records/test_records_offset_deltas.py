@@ -18,9 +18,9 @@ from kafka_async.records.batch import HEADER_SIZE, Record, build_batch
 from kafka_async.testing.plugin import skip_or_fail
 
 try:
-    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+    from kafka_async.records import _speedups
 except ImportError:  # the optional C accelerator was not built
-    _speedups = None
+    _speedups = None  # type: ignore[assignment]
 
 DECODERS = [
     pytest.param(_pure.decode_records, id="pure"),

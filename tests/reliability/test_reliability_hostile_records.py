@@ -59,9 +59,9 @@ from tests.harness.mutations import fuzz_examples, mutate
 from tests.harness.soak import record_result
 
 try:
-    from kafka_async.records import _speedups  # type: ignore[attr-defined]
+    from kafka_async.records import _speedups
 except ImportError:  # the optional C accelerator was not built
-    _speedups = None
+    _speedups = None  # type: ignore[assignment]
 
 HOSTILE, HEALTHY = 1, 2
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
