@@ -39,8 +39,8 @@ from kafka_async.admin.types import NewPartitions as _OurNewPartitions
 from kafka_async.errors import BrokerResponseError, KafkaError
 from kafka_async.structs import TopicPartition
 
+from ._settings import client_settings
 from .errors import IllegalArgumentError
-from .producer import _client_settings
 from .structs import OffsetAndMetadata
 
 __all__ = [
@@ -75,14 +75,15 @@ class NewTopic:
         self.replica_assignments = dict(replica_assignments or {})
         self.topic_configs = dict(topic_configs or {})
 
-    def _ours(self) -> _OurNewTopic:
-        return _OurNewTopic(
-            self.name,
-            self.num_partitions,
-            self.replication_factor,
-            replica_assignment=self.replica_assignments or None,
-            config=self.topic_configs,
-        )
+
+def _new_topic_ours(topic: NewTopic) -> _OurNewTopic:
+    return _OurNewTopic(
+        topic.name,
+        topic.num_partitions,
+        topic.replication_factor,
+        replica_assignment=topic.replica_assignments or None,
+        config=topic.topic_configs,
+    )
 
 
 class NewPartitions:
@@ -118,8 +119,11 @@ class ConfigResource:
         self.name = name
         self.configs = configs
 
-    def _ours(self) -> _OurConfigResource:
-        return _OurConfigResource(_OurConfigResourceType(int(self.resource_type)), str(self.name))
+
+def _config_resource_ours(resource: ConfigResource) -> _OurConfigResource:
+    return _OurConfigResource(
+        _OurConfigResourceType(int(resource.resource_type)), str(resource.name)
+    )
 
 
 class RecordsToDelete:
@@ -198,7 +202,7 @@ class AIOKafkaAdminClient:
     ) -> None:
         del sasl_kerberos_service_name, sasl_kerberos_domain_name
         self._request_timeout_ms = request_timeout_ms
-        settings = _client_settings(
+        settings = client_settings(
             bootstrap_servers=bootstrap_servers,
             client_id=client_id,
             metadata_max_age_ms=metadata_max_age_ms,
@@ -237,7 +241,7 @@ class AIOKafkaAdminClient:
         """Create topics; ``to_object()["topic_errors"]`` has one entry per topic (error
         code 0 when created, 36 when it existed)."""
         got = await self.admin.create_topics(
-            [t._ours() for t in new_topics],
+            [_new_topic_ours(t) for t in new_topics],
             timeout_ms=timeout_ms or self._request_timeout_ms,
             validate_only=validate_only,
         )
@@ -347,7 +351,7 @@ class AIOKafkaAdminClient:
     ) -> list[AdminResponse]:
         """Configs of topics and brokers: one response whose ``resources`` hold each
         resource asked for (only the names in its ``configs`` when given)."""
-        ours = [r._ours() for r in config_resources]
+        ours = [_config_resource_ours(r) for r in config_resources]
         got = await self.admin.describe_configs(
             ours,
             include_synonyms=include_synonyms,
@@ -392,7 +396,7 @@ class AIOKafkaAdminClient:
     ) -> list[AdminResponse]:
         """Replace the dynamic configs of each resource with its ``configs`` (Kafka's
         AlterConfigs: entries not given go back to their defaults)."""
-        keys = [r._ours() for r in config_resources]
+        keys = [_config_resource_ours(r) for r in config_resources]
         got = await self.admin.alter_configs(
             {key: dict(r.configs or {}) for key, r in zip(keys, config_resources, strict=True)},
             timeout_ms=self._request_timeout_ms,

@@ -31,8 +31,8 @@ from kafka_async.consumer.group.assignors import Assignor, RoundRobinAssignor
 from kafka_async.structs import ConsumerRecord as _OurRecord
 from kafka_async.structs import TopicPartition
 
+from ._settings import client_settings
 from .errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
-from .producer import _client_settings
 from .structs import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp
 
 __all__ = ["AIOKafkaConsumer"]
@@ -231,7 +231,7 @@ class AIOKafkaConsumer:
             raise ValueError("`max_poll_records` should be positive Integer")
         if rebalance_timeout_ms is None:
             rebalance_timeout_ms = session_timeout_ms
-        settings = _client_settings(
+        settings = client_settings(
             bootstrap_servers=bootstrap_servers,
             client_id=client_id,
             metadata_max_age_ms=metadata_max_age_ms,
@@ -315,14 +315,14 @@ class AIOKafkaConsumer:
         if listener is None:
             return
         if self._pattern is not None:
-            self.consumer._client.set_topics(None)  # every topic's metadata
-            await self.consumer._client.refresh_metadata(None)
+            self.consumer.cluster.set_topics(None)  # every topic's metadata
+            await self.consumer.cluster.refresh_metadata(None)
             self.consumer.subscribe(pattern=self._pattern, listener=listener)
             self._pattern = None
         deadline = time.monotonic() + self._max_poll_interval
         while not listener.assigned:
             # A fatal group error (an ACL, a bad group id) ends the wait.
-            self.consumer._raise_pending(retriable=False)
+            self.consumer.raise_pending(retriable=False)
             if time.monotonic() > deadline:
                 raise _k.KafkaTimeoutError(
                     f"no assignment from group {self._group_id!r} within "
@@ -379,7 +379,7 @@ class AIOKafkaConsumer:
         if self._group_id is None:
             self._groupless = re.compile(pattern) if pattern else topics
             if self._started:
-                self.consumer._client.request_metadata_update()
+                self.consumer.cluster.request_metadata_update()
             return
         self._listener = _Listener(listener, self._group_id)
         try:
@@ -419,7 +419,7 @@ class AIOKafkaConsumer:
         return self.consumer.assignment()
 
     async def _assign_groupless(self, *, wait: bool) -> None:
-        client = self.consumer._client
+        client = self.consumer.cluster
         want = self._groupless
         if want is None:
             return
@@ -563,7 +563,7 @@ class AIOKafkaConsumer:
 
     async def topics(self) -> set[str]:
         """Every topic of the cluster."""
-        client = self.consumer._client
+        client = self.consumer.cluster
         # Track every topic from now on (as aiokafka's client does after this call).
         client.set_topics(None)
         md = await client.refresh_metadata(None)
@@ -571,7 +571,7 @@ class AIOKafkaConsumer:
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         """The partition ids of ``topic`` as of the last metadata (None if unknown)."""
-        got = self.consumer._client.metadata.partitions_for(topic)
+        got = self.consumer.cluster.metadata.partitions_for(topic)
         return None if got is None else set(got)
 
     # -- commits ------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ What differs from aiokafka, and why (the migration guide lists these too):
 from __future__ import annotations
 
 import asyncio
-import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from kafka_async.structs import OffsetAndMetadata as _OurOffsetAndMetadata
 from kafka_async.structs import RecordMetadata as _OurRecordMetadata
 from kafka_async.structs import TopicPartition
 
+from ._settings import client_settings
 from .errors import IllegalOperation, ProducerClosed
 from .partitioner import DefaultPartitioner
 from .structs import OffsetAndMetadata, RecordMetadata
@@ -41,61 +41,6 @@ __all__ = ["AIOKafkaProducer", "BatchBuilder", "TransactionContext"]
 _missing: Any = object()
 _DEFAULT_PARTITIONER = DefaultPartitioner()
 _COMPRESSION = ("gzip", "snappy", "lz4", "zstd", None)
-
-
-def _client_settings(
-    *,
-    bootstrap_servers: str | Sequence[str],
-    client_id: str | None,
-    metadata_max_age_ms: int,
-    request_timeout_ms: int,
-    retry_backoff_ms: int,
-    security_protocol: str,
-    ssl_context: Any,
-    connections_max_idle_ms: int,
-    sasl_mechanism: str,
-    sasl_plain_username: str | None,
-    sasl_plain_password: str | None,
-    sasl_oauth_token_provider: Any,
-    api_version: object,
-    loop: object,
-) -> dict[str, Any]:
-    """aiokafka's connection arguments as kafka_async settings (shared by every client)."""
-    if loop is not None:
-        warnings.warn(
-            "the loop argument has no effect (the client runs on the running loop)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-    # api_version: kafka_async negotiates versions per connection, as aiokafka 0.14 does; the
-    # value is accepted and not used.
-    del api_version
-    settings: dict[str, Any] = {
-        "bootstrap_servers": bootstrap_servers,
-        "metadata_max_age_ms": metadata_max_age_ms,
-        "request_timeout_ms": request_timeout_ms,
-        "retry_backoff_ms": retry_backoff_ms,
-        "security_protocol": security_protocol,
-        "connections_max_idle_ms": connections_max_idle_ms,
-    }
-    if client_id is not None:
-        settings["client_id"] = client_id
-    if ssl_context is not None:
-        settings["ssl_context"] = ssl_context
-    if security_protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        if sasl_mechanism == "GSSAPI":
-            raise _k.ConfigError(
-                "sasl_mechanism='GSSAPI' (Kerberos) is not supported by kafka_async; "
-                "use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"
-            )
-        settings["sasl_mechanism"] = sasl_mechanism
-        if sasl_plain_username is not None:
-            settings["sasl_plain_username"] = sasl_plain_username
-        if sasl_plain_password is not None:
-            settings["sasl_plain_password"] = sasl_plain_password
-        if sasl_oauth_token_provider is not None:
-            settings["sasl_oauth_token_provider"] = sasl_oauth_token_provider
-    return settings
 
 
 def to_record_metadata(md: _OurRecordMetadata) -> RecordMetadata:
@@ -192,6 +137,11 @@ class BatchBuilder:
         """Records appended so far."""
         return len(self._records)
 
+    def __iter__(self) -> Iterator[tuple[Any, Any, int | None, list[tuple[str, bytes]] | None]]:
+        """The records appended so far, serialized: ``(key, value, timestamp, headers)``
+        (what ``send_batch`` queues)."""
+        return iter(self._records)
+
 
 class BatchRecordMetadata:
     """What ``BatchBuilder.append`` returns for a record it took."""
@@ -275,7 +225,7 @@ class AIOKafkaProducer:
                 raise ValueError(f"acks={acks} not supported if enable_idempotence=True")
         if acks is _missing:
             acks = 1
-        settings = _client_settings(
+        settings = client_settings(
             bootstrap_servers=bootstrap_servers,
             client_id=client_id,
             metadata_max_age_ms=metadata_max_age_ms,
@@ -372,7 +322,7 @@ class AIOKafkaProducer:
             raise IllegalOperation("Can't send messages while not in transaction")
 
     def _in_transaction(self) -> bool:
-        txn = self.producer._txn
+        txn = self.producer.transaction_state
         return txn is not None and txn.in_transaction
 
     def _future(self, delivery: Delivery) -> asyncio.Future[RecordMetadata]:
@@ -382,7 +332,7 @@ class AIOKafkaProducer:
             return fut
         # One waiter on the record's batch, settled by the batch in the same loop turn as
         # every other record of it: no task per record.
-        waiter = delivery._batch.settled()
+        waiter = delivery.settled()
         if isinstance(waiter, asyncio.Future):
             waiter.add_done_callback(lambda _w: _settle(fut, delivery))
         else:  # pragma: no cover - only off asyncio, which aiokafka code never is
@@ -447,9 +397,9 @@ class AIOKafkaProducer:
         producer = self.producer
         try:
             # The batch's records are serialized already: bypass the producer's serializers.
-            for key, value, ts, hdrs in batch._records:
+            for key, value, ts, hdrs in batch:
                 deliveries.append(
-                    await producer._enqueue_serialized(topic, value, key, partition, ts, hdrs)
+                    await producer.enqueue_serialized(topic, value, key, partition, ts, hdrs)
                 )
         except (_k.ClientClosedError, _k.RecordTooLargeClientError) as exc:
             raise _translate(exc) from exc
@@ -547,7 +497,7 @@ class TransactionContext:
         if exc_type is None:
             await self._producer.commit_transaction()
             return
-        txn = self._producer.producer._txn
+        txn = self._producer.producer.transaction_state
         if txn is not None and txn.is_fatal:
             return
         await self._producer.abort_transaction()

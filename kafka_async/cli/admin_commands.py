@@ -30,10 +30,10 @@ from ..admin import (
 from ..errors import ElectionNotNeededError, KafkaError
 from ..structs import TopicPartition
 from .commands import (
-    _admin,
-    _partitions_of,
-    _resolve_positions,
-    _selected_partitions,
+    open_admin,
+    partitions_of,
+    resolve_positions,
+    selected_partitions,
 )
 from .output import Output
 from .parsing import UsageError, parse_kv, parse_start
@@ -115,7 +115,7 @@ def _quota_filters(args: argparse.Namespace) -> list[ClientQuotaFilter]:
 
 
 async def cmd_quotas_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         quotas = await admin.describe_client_quotas(_quota_filters(args), strict=args.strict)
     out.table(
         ["ENTITY", "QUOTA", "VALUE"],
@@ -143,7 +143,7 @@ async def cmd_quotas_alter(args: argparse.Namespace, out: Output) -> int:
         ops[key] = None
     if not ops:
         raise UsageError("nothing to change: give --set NAME=VALUE or --remove NAME")
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.alter_client_quotas(
             [ClientQuotaAlteration(entity, ops)], validate_only=args.dry_run
         )
@@ -158,11 +158,11 @@ async def cmd_quotas_alter(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_log_dirs_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         partitions: list[TopicPartition] | None = None
         if args.topic:
             partitions = [
-                TopicPartition(t, p) for t in args.topic for p in await _partitions_of(admin, t)
+                TopicPartition(t, p) for t in args.topic for p in await partitions_of(admin, t)
             ]
         got = await admin.describe_log_dirs(args.broker or None, partitions)
     rows: list[tuple[object, ...]] = []
@@ -203,7 +203,7 @@ async def cmd_log_dirs_describe(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_transactions_list(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         listed = await admin.list_transactions(
             states=args.state or None,
             producer_ids=args.producer_id or None,
@@ -218,7 +218,7 @@ async def cmd_transactions_list(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_transactions_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.describe_transactions(args.transactional_ids)
     now = int(time.time() * 1000)
     rows: list[tuple[object, ...]] = []
@@ -251,7 +251,7 @@ async def cmd_transactions_describe(args: argparse.Namespace, out: Output) -> in
 async def _producers(
     admin: AdminClient, topic: str, partitions: str | None
 ) -> list[tuple[TopicPartition, Any]]:
-    parts = _selected_partitions(await _partitions_of(admin, topic), partitions, topic)
+    parts = selected_partitions(await partitions_of(admin, topic), partitions, topic)
     got = await admin.describe_producers(
         [TopicPartition(topic, p) for p in parts], raise_on_error=True
     )
@@ -259,7 +259,7 @@ async def _producers(
 
 
 async def cmd_transactions_producers(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         producers = await _producers(admin, args.topic, args.partitions)
     out.table(
         [
@@ -299,7 +299,7 @@ async def cmd_transactions_abort(args: argparse.Namespace, out: Output) -> int:
         )
     if args.start_offset is not None and any(v is not None for v in explicit):
         raise UsageError("give --start-offset or the producer ids, not both")
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         if args.start_offset is not None:
             found = [
                 p
@@ -325,7 +325,7 @@ async def cmd_transactions_abort(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_transactions_fence(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.fence_producers(args.transactional_ids)
     failed = 0
     for tid, r in got.items():
@@ -346,7 +346,7 @@ async def cmd_transactions_fence(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_features_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         features = await admin.describe_features()
     names = sorted(set(features.supported) | set(features.finalized))
     rows = []
@@ -378,7 +378,7 @@ async def cmd_features_update(args: argparse.Namespace, out: Output) -> int:
             updates[name] = FeatureUpdate(int(level), kind)
         except ValueError:
             raise UsageError(f"{pair!r}: the level must be an integer") from None
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.update_features(updates, validate_only=args.dry_run)
     return _report(
         got,
@@ -389,7 +389,7 @@ async def cmd_features_update(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_quorum_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         q = await admin.describe_metadata_quorum()
     out.line(
         f"leader: {q.leader_id}  epoch: {q.leader_epoch}  high watermark: {q.high_watermark}  "
@@ -424,7 +424,7 @@ async def cmd_quorum_describe(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_share_groups_list(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         groups = await admin.list_share_groups(states=args.state or None)
     out.table(
         ["GROUP", "STATE", "COORDINATOR"],
@@ -434,7 +434,7 @@ async def cmd_share_groups_list(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_share_groups_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.describe_share_groups(args.groups)
     failed = 0
     for gid, d in got.items():
@@ -465,13 +465,13 @@ async def cmd_share_groups_describe(args: argparse.Namespace, out: Output) -> in
 
 
 async def cmd_share_groups_delete(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.delete_share_groups(args.groups)
     return _report(got, out, lambda g: f"share group {g}", "deleted")
 
 
 async def cmd_share_groups_offsets(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.list_share_group_offsets(args.group)
     out.table(
         ["TOPIC", "PARTITION", "START OFFSET", "ERROR"],
@@ -492,12 +492,12 @@ async def cmd_share_groups_alter_offsets(args: argparse.Namespace, out: Output) 
     start = parse_start(args.to)
     if start.kind == "stored":
         raise UsageError("--to stored makes no sense here")
-    async with _admin(args) as admin:
-        parts = _selected_partitions(
-            await _partitions_of(admin, args.topic), args.partitions, args.topic
+    async with open_admin(args) as admin:
+        parts = selected_partitions(
+            await partitions_of(admin, args.topic), args.partitions, args.topic
         )
         tps = [TopicPartition(args.topic, p) for p in parts]
-        targets = await _resolve_positions(admin, tps, start)
+        targets = await resolve_positions(admin, tps, start)
         current = await admin.list_share_group_offsets(args.group, tps)
         out.table(
             ["TOPIC", "PARTITION", "CURRENT", "NEW"],
@@ -519,7 +519,7 @@ async def cmd_share_groups_alter_offsets(args: argparse.Namespace, out: Output) 
 
 
 async def cmd_share_groups_delete_offsets(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.delete_share_group_offsets(args.group, args.topics)
     return _report(got, out, lambda t: f"share group {args.group}, topic {t}", "state deleted")
 
@@ -544,7 +544,7 @@ def _password(args: argparse.Namespace) -> str:
 
 
 async def cmd_users_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         from .commands import note_if_tansu
 
         await note_if_tansu(admin, out, "its DescribeUserScramCredentials answer does not decode")
@@ -565,25 +565,25 @@ async def cmd_users_describe(args: argparse.Namespace, out: Output) -> int:
 async def cmd_users_upsert(args: argparse.Namespace, out: Output) -> int:
     password = _password(args)
     ups = [ScramUpsertion(args.user, m, password, args.iterations) for m in args.mechanism]
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.upsert_scram_credentials(ups)
     return _report(got, out, lambda u: f"user {u}", "credentials stored")
 
 
 async def cmd_users_delete(args: argparse.Namespace, out: Output) -> int:
     dels = [ScramDeletion(args.user, m) for m in args.mechanism]
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         got = await admin.delete_scram_credentials(dels)
     return _report(got, out, lambda u: f"user {u}", "credentials deleted")
 
 
 async def cmd_leaders_elect(args: argparse.Namespace, out: Output) -> int:
     kind = ElectionType.UNCLEAN if args.unclean else ElectionType.PREFERRED
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         tps: list[TopicPartition] | None = None
         if args.topic is not None:
-            parts = _selected_partitions(
-                await _partitions_of(admin, args.topic), args.partitions, args.topic
+            parts = selected_partitions(
+                await partitions_of(admin, args.topic), args.partitions, args.topic
             )
             tps = [TopicPartition(args.topic, p) for p in parts]
         elif not args.all_partitions:

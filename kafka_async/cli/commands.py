@@ -95,7 +95,8 @@ def _client_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def _admin(args: argparse.Namespace) -> AsyncIterator[AdminClient]:
+async def open_admin(args: argparse.Namespace) -> AsyncIterator[AdminClient]:
+    """An admin client on the command line's connection settings, closed on exit."""
     async with AdminClient(
         default_api_timeout_ms=_timeout_ms(args), **_client_settings(args)
     ) as admin:
@@ -106,7 +107,8 @@ def _missing_topic(topic: str) -> UnknownTopicOrPartitionError:
     return UnknownTopicOrPartitionError(f"topic '{topic}' does not exist")
 
 
-async def _partitions_of(admin: AdminClient, topic: str) -> list[int]:
+async def partitions_of(admin: AdminClient, topic: str) -> list[int]:
+    """The partition ids of ``topic``; a missing topic is the usual one-line error."""
     desc = (await admin.describe_topics([topic]))[topic]
     if isinstance(desc.error, UnknownTopicOrPartitionError):
         raise _missing_topic(topic)
@@ -115,7 +117,9 @@ async def _partitions_of(admin: AdminClient, topic: str) -> list[int]:
     return [p.partition for p in desc.partitions]
 
 
-def _selected_partitions(available: Sequence[int], wanted: str | None, topic: str) -> list[int]:
+def selected_partitions(available: Sequence[int], wanted: str | None, topic: str) -> list[int]:
+    """The partitions a ``--partitions`` value names (all of ``available`` for None); one
+    that ``topic`` lacks is an error."""
     if wanted is None:
         return list(available)
     chosen = parse_partitions(wanted)
@@ -310,7 +314,7 @@ async def _serve(broker: Any, describe: Callable[[], Awaitable[str]], out: Outpu
 
 
 async def cmd_topics_list(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         topics = await admin.list_topics(include_internal=args.internal)
     if out.rich and out.colour:
         out.table(["TOPIC", "PARTITIONS"], [(t.name, t.num_partitions) for t in topics.values()])
@@ -321,7 +325,7 @@ async def cmd_topics_list(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_topics_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         descs = await admin.describe_topics(args.topics or None)
         missing = [n for n, d in descs.items() if isinstance(d.error, UnknownTopicOrPartitionError)]
         if missing:
@@ -372,7 +376,7 @@ async def cmd_topics_create(args: argparse.Namespace, out: Output) -> int:
         ]
     except KafkaError as exc:  # ConfigError: a bad name or count is a usage problem
         raise UsageError(str(exc)) from None
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.create_topics(new)
     failed = 0
     for name, r in results.items():
@@ -387,7 +391,7 @@ async def cmd_topics_create(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_topics_delete(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.delete_topics(args.topics)
     failed = 0
     for name, r in results.items():
@@ -411,8 +415,8 @@ async def cmd_topics_alter(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("nothing to change: give --partitions, --config or --delete-config")
     if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be >= 1")
-    async with _admin(args) as admin:
-        current = await _partitions_of(admin, args.topic)
+    async with open_admin(args) as admin:
+        current = await partitions_of(admin, args.topic)
         if args.partitions is not None:
             if args.partitions < len(current):
                 raise UsageError(
@@ -457,8 +461,8 @@ async def _earliest_latest(
 
 
 async def cmd_offsets(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
-        parts = await _partitions_of(admin, args.topic)
+    async with open_admin(args) as admin:
+        parts = await partitions_of(admin, args.topic)
         tps = [TopicPartition(args.topic, p) for p in parts]
         earliest, latest = await _earliest_latest(admin, tps)
         await note_if_tansu(admin, out, _BENT_LATEST)
@@ -473,7 +477,7 @@ async def cmd_offsets(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_groups_list(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         groups = await admin.list_groups(states=args.state or None, types=args.type or None)
     if out.rich and out.colour:
         out.table(
@@ -487,7 +491,7 @@ async def cmd_groups_list(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         # Either protocol: ConsumerGroupDescribe for consumer groups (KIP-848), DescribeGroups
         # for classic ones.
         descs = await admin.describe_consumer_groups(args.groups)
@@ -556,7 +560,7 @@ async def cmd_groups_describe(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_groups_delete(args: argparse.Namespace, out: Output) -> int:
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.delete_groups(args.groups)
     failed = 0
     for gid, r in results.items():
@@ -568,7 +572,7 @@ async def cmd_groups_delete(args: argparse.Namespace, out: Output) -> int:
     return 1 if failed else 0
 
 
-async def _resolve_positions(
+async def resolve_positions(
     admin: AdminClient, tps: Sequence[TopicPartition], start: StartPosition
 ) -> dict[TopicPartition, int]:
     """Absolute offsets for ``start`` on each partition (clamped to the log's range)."""
@@ -596,12 +600,12 @@ async def cmd_groups_reset(args: argparse.Namespace, out: Output) -> int:
     start = parse_start(args.to)
     if start.kind == "stored":
         raise UsageError("--to stored makes no sense for a reset")
-    async with _admin(args) as admin:
-        parts = _selected_partitions(
-            await _partitions_of(admin, args.topic), args.partitions, args.topic
+    async with open_admin(args) as admin:
+        parts = selected_partitions(
+            await partitions_of(admin, args.topic), args.partitions, args.topic
         )
         tps = [TopicPartition(args.topic, p) for p in parts]
-        targets = await _resolve_positions(admin, tps, start)
+        targets = await resolve_positions(admin, tps, start)
         if start.kind in ("end", "relative"):
             await note_if_tansu(admin, out, f"targets come from ListOffsets, and {_BENT_LATEST}")
         current = await admin.list_consumer_group_offsets(args.group, tps)
@@ -722,7 +726,7 @@ async def cmd_produce(args: argparse.Namespace, out: Output) -> int:
     if args.partition is not None:
         # Only an explicit partition is checked up front; a missing topic is the broker's
         # to create (auto.create.topics.enable) or refuse, as for kcat and the Java producer.
-        async with _admin(args) as admin:
+        async with open_admin(args) as admin:
             desc = (await admin.describe_topics([args.topic]))[args.topic]
         if desc.error is None and args.partition not in [p.partition for p in desc.partitions]:
             raise UnknownTopicOrPartitionError(
@@ -965,9 +969,9 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
             "with --group (subscribe mode) --from takes beginning, end or stored; "
             "use --partitions to start at an offset or time"
         )
-    async with _admin(args) as admin:
-        parts = _selected_partitions(
-            await _partitions_of(admin, args.topic), args.partitions, args.topic
+    async with open_admin(args) as admin:
+        parts = selected_partitions(
+            await partitions_of(admin, args.topic), args.partitions, args.topic
         )
         tps = [TopicPartition(args.topic, p) for p in parts]
         subscribe = group is not None and args.partitions is None
@@ -976,7 +980,7 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
             eff = start or StartPosition("stored" if group else "beginning")
             if eff.kind == "stored":
                 committed = await admin.list_consumer_group_offsets(group, tps) if group else {}
-                fallback = await _resolve_positions(admin, tps, StartPosition("beginning"))
+                fallback = await resolve_positions(admin, tps, StartPosition("beginning"))
                 positions = {
                     tp: (
                         committed[tp].offset
@@ -986,7 +990,7 @@ async def cmd_consume(args: argparse.Namespace, out: Output) -> int:
                     for tp in tps
                 }
             else:
-                positions = await _resolve_positions(admin, tps, eff)
+                positions = await resolve_positions(admin, tps, eff)
         ends: dict[TopicPartition, int] = {}
         if args.exit_at_end:
             _, ends = await _earliest_latest(admin, tps)
@@ -1071,7 +1075,7 @@ async def cmd_bench_produce(args: argparse.Namespace, out: Output) -> int:
 
     if args.count < 1 or args.size < 0 or args.partitions < 1:
         raise UsageError("--count and --partitions must be >= 1, --size >= 0")
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         res = await admin.create_topics(
             [NewTopic(args.topic, num_partitions=args.partitions, replication_factor=1)]
         )
@@ -1110,8 +1114,8 @@ async def cmd_bench_consume(args: argparse.Namespace, out: Output) -> int:
 
     if args.count < 1:
         raise UsageError("--count must be >= 1")
-    async with _admin(args) as admin:
-        parts = await _partitions_of(admin, args.topic)
+    async with open_admin(args) as admin:
+        parts = await partitions_of(admin, args.topic)
     tps = [TopicPartition(args.topic, p) for p in parts]
     seen = 0
     nbytes = 0

@@ -61,10 +61,10 @@ def _moves(args: argparse.Namespace) -> dict[TopicPartition, list[int]]:
 
 
 async def cmd_reassign_start(args: argparse.Namespace, out: Output) -> int:
-    from .commands import _admin
+    from .commands import open_admin
 
     moves = _moves(args)
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.alter_partition_reassignments(
             dict(moves), allow_replication_factor_change=not args.keep_replication_factor
         )
@@ -100,12 +100,12 @@ async def _wait_done(
 
 
 async def cmd_reassign_cancel(args: argparse.Namespace, out: Output) -> int:
-    from .commands import _admin
+    from .commands import open_admin
 
     tps = [parse_partition(t) for t in args.partitions]
     if len(set(tps)) != len(tps):
         raise UsageError("a partition is given twice")
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         results = await admin.alter_partition_reassignments(dict.fromkeys(tps))
     failed = 0
     for tp, r in results.items():
@@ -118,14 +118,12 @@ async def cmd_reassign_cancel(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_reassign_list(args: argparse.Namespace, out: Output) -> int:
-    from .commands import _admin, _partitions_of
+    from .commands import open_admin, partitions_of
 
-    async with _admin(args) as admin:
+    async with open_admin(args) as admin:
         tps: list[TopicPartition] | None = None
         if args.topics:
-            tps = [
-                TopicPartition(t, p) for t in args.topics for p in await _partitions_of(admin, t)
-            ]
+            tps = [TopicPartition(t, p) for t in args.topics for p in await partitions_of(admin, t)]
         ongoing = await admin.list_partition_reassignments(tps)
     if not ongoing:
         out.info("no partition is being moved")

@@ -299,6 +299,19 @@ class Consumer(Generic[K, V]):
         close)."""
         return self._life.state
 
+    @property
+    def cluster(self) -> ClusterClient:
+        """The consumer's cluster client (metadata, connections), for the layers built on
+        the consumer (the aiokafka drop-in, the Spark pool). Internal: its API may change."""
+        return self._client
+
+    def raise_pending(self, *, retriable: bool = True) -> None:
+        """Raise what the background tasks left for the application, as ``getmany()`` does
+        (a failed task, a group error, a positions error); nothing when all is well. For the
+        layers built on the consumer that wait on their own (the aiokafka drop-in's
+        ``start()``); ``retriable=False`` leaves a retriable positions error to the retry."""
+        self._raise_pending(retriable=retriable)
+
     async def __aenter__(self) -> Consumer[K, V]:
         await self.start()
         return self

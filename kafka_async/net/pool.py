@@ -275,12 +275,13 @@ class PoolState:
                 best = (conn.in_flight, node)
         if best is not None:
             return best[1]
-        free = [n for n in nodes if self._remaining(n, now) == 0]
+        free = [n for n in nodes if self.backoff_remaining(n, now) == 0]
         if free:
             return free[int(self.rand() * len(free)) % len(free)]
-        return min(nodes, key=lambda n: self._remaining(n, now))
+        return min(nodes, key=lambda n: self.backoff_remaining(n, now))
 
-    def _remaining(self, node: int, now: float) -> float:
+    def backoff_remaining(self, node: int, now: float) -> float:
+        """Seconds until ``node`` may be tried again (0.0: now)."""
         state = self.backoff.get(node)
         return 0.0 if state is None else state.remaining(now)
 
@@ -549,7 +550,7 @@ class ConnectionPool:
                     return node, conn
             # Prefer a server not in backoff; otherwise wait for the earliest one.
             now = anyio.current_time()
-            node = min(ids, key=lambda n: self._state._remaining(n, now))
+            node = min(ids, key=lambda n: self._state.backoff_remaining(n, now))
             remaining = deadline - now
             if remaining <= 0:
                 break

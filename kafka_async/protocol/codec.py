@@ -59,6 +59,10 @@ class Reader:
         self.pos = pos + n
         return pos
 
+    #: ``_need`` under a public name, for the decoders ``schema.py`` compiles (one lookup,
+    #: no wrapper frame: the decode path calls it per field).
+    need = _need
+
     def check_count(self, count: int, min_element_size: int = 1) -> int:
         """Validate an element count against the bytes left (each element >= 1 byte)."""
         if count < 0:

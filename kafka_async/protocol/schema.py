@@ -637,7 +637,7 @@ class _CodeGen:
         self.ns: dict[str, Any] = {
             "Mapping": Mapping,
             "Message": Message,
-            "NEED": Reader._need,
+            "NEED": Reader.need,
             "Struct": _Struct,
             "unpack_from": _unpack_from,
             "range": range,

@@ -227,12 +227,12 @@ class PooledConsumer:
         """Note the topic's id from the consumer's metadata (before its first fetch, so
         everything it buffers later belongs to that topic or is reported as recreated)."""
         if self.topic_id is None:
-            # The consumer keeps its cluster client private; the pool only reads metadata.
-            self.topic_id = self.consumer._client.metadata.topic_id(self.tp.topic)
+            # The pool only reads the metadata of the consumer's cluster client.
+            self.topic_id = self.consumer.cluster.metadata.topic_id(self.tp.topic)
 
 
 async def _refresh_topic_id(consumer: Consumer[bytes, bytes], topic: str) -> UUID | None:
-    metadata = await consumer._client.refresh_metadata([topic])
+    metadata = await consumer.cluster.refresh_metadata([topic])
     return metadata.topic_id(topic)
 
 
