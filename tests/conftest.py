@@ -9,6 +9,10 @@ The project's own harness lives in ``tests/harness`` (not in the wheel) and is i
 ``tests.harness.<module>``: the repository's root is put at the END of ``sys.path``, so an
 installed kafka_async (``tools/dist_check.py`` runs these tests against the built wheel)
 still wins over the source tree beside it.
+
+``--kafka-broker-tests-only`` (this project's runs, not the user plugin's) deselects the tests
+that do not use the run's broker: ``make tansu`` and CI's second run of the integration tests
+against another broker.
 """
 
 from __future__ import annotations
@@ -26,3 +30,29 @@ if _ROOT not in sys.path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+#: Fixtures that mean "this test uses the run's broker".
+_BROKER_FIXTURES = frozenset({"kafka_service", "kafka_broker", "new_topic"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("kafka_async").addoption(
+        "--kafka-broker-tests-only",
+        action="store_true",
+        default=False,
+        help="run only the tests that use the run's broker (kafka_broker, new_topic, ...)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("kafka_broker_tests_only"):
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        (keep if names & _BROKER_FIXTURES else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep

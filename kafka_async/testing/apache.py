@@ -953,7 +953,7 @@ class ApacheKafka:
         nodes = [n for n in self._nodes.values() if n.proc is not None]
         for node in nodes:
             assert node.proc is not None
-            _procs._signal(node.proc, 15)
+            _procs.send_signal(node.proc, 15)
         deadline = time.monotonic() + self.stop_timeout
         for node in nodes:
             proc, node.proc = node.proc, None

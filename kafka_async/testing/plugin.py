@@ -71,9 +71,6 @@ fails the tests that need it instead of skipping them: :func:`skip_or_fail` is t
 that decides, and test suites use it for their own prerequisites too (``importorskip_or_fail``
 for a module; both work at module level, where a test module checks on import).
 
-``--kafka-broker-tests-only`` deselects the tests that do not use the run's broker (for a
-second run of the integration tests against another broker).
-
 Nothing heavy is imported until a fixture is used, so the plugin costs test suites that do not
 use it nothing.
 """
@@ -144,12 +141,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help=f"the broker of the run: apache (Apache Kafka from Maven Central) or tansu "
         f"(embedded); default ${_ENV_BROKER}, else apache where Java 17+ is found, else tansu",
-    )
-    group.addoption(
-        "--kafka-broker-tests-only",
-        action="store_true",
-        default=False,
-        help="run only the tests that use the run's broker (kafka_broker, new_topic, ...)",
     )
 
 
@@ -228,22 +219,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if kind == "external":
         return [f"{who}: broker external at {os.environ['KAFKA_BOOTSTRAP_SERVERS']}"]
     return [f"{who}: broker testcontainers KafkaContainer"]
-
-
-_BROKER_FIXTURES = frozenset({"kafka_service", "kafka_broker", "new_topic"})
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("kafka_broker_tests_only"):
-        return
-    keep: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        (keep if names & _BROKER_FIXTURES else dropped).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
 
 
 @dataclass

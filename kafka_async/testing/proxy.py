@@ -1065,7 +1065,9 @@ def _set_error_codes(msg: Any, code: int) -> None:
         return
     if not isinstance(msg, Message):
         return
-    for name in msg._schema.names:
+    # A generated message's slots are its fields, in wire order (schema.py checks that).
+    names: tuple[str, ...] = type(msg).__slots__
+    for name in names:
         value = getattr(msg, name)
         if name == "error_code":
             object.__setattr__(msg, name, code)
