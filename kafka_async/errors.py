@@ -287,7 +287,7 @@ class UnknownTopicOrPartitionError(BrokerResponseError):
 
 
 class InvalidFetchSizeError(BrokerResponseError):
-    """Kafka error invalid fetch size. (code 4)"""
+    """The fetch asked for a size the broker does not accept. (code 4)"""
 
     code = 4
     name = "INVALID_FETCH_SIZE"
@@ -320,14 +320,14 @@ class RequestTimedOutError(BrokerResponseError):
 
 
 class BrokerNotAvailableError(BrokerResponseError):
-    """Kafka error broker not available. (code 8)"""
+    """The broker named in the request is not available. (code 8)"""
 
     code = 8
     name = "BROKER_NOT_AVAILABLE"
 
 
 class ReplicaNotAvailableError(BrokerResponseError):
-    """Kafka error replica not available. (code 9)"""
+    """The replica the request needs is not available on this broker. (code 9)"""
 
     code = 9
     name = "REPLICA_NOT_AVAILABLE"
@@ -343,14 +343,14 @@ class MessageTooLargeError(BrokerResponseError):
 
 
 class StaleControllerEpochError(BrokerResponseError):
-    """Kafka error stale controller epoch. (code 11)"""
+    """The request carried a controller epoch older than the current controller's. (code 11)"""
 
     code = 11
     name = "STALE_CONTROLLER_EPOCH"
 
 
 class OffsetMetadataTooLargeError(BrokerResponseError):
-    """Kafka error offset metadata too large. (code 12)"""
+    """The metadata string of an offset commit is longer than the broker allows. (code 12)"""
 
     code = 12
     name = "OFFSET_METADATA_TOO_LARGE"
@@ -399,7 +399,7 @@ class InvalidTopicError(BrokerResponseError):
 
 
 class RecordListTooLargeError(BrokerResponseError):
-    """Kafka error record list too large. (code 18)"""
+    """A batch is larger than the broker's log segment can hold. (code 18)"""
 
     code = 18
     name = "RECORD_LIST_TOO_LARGE"
@@ -422,7 +422,7 @@ class NotEnoughReplicasAfterAppendError(BrokerResponseError):
 
 
 class InvalidRequiredAcksError(BrokerResponseError):
-    """Kafka error invalid required acks. (code 21)"""
+    """The produce request's acks value is not one the broker accepts (-1, 0 or 1). (code 21)"""
 
     code = 21
     name = "INVALID_REQUIRED_ACKS"
@@ -436,14 +436,14 @@ class IllegalGenerationError(BrokerResponseError):
 
 
 class InconsistentGroupProtocolError(BrokerResponseError):
-    """Kafka error inconsistent group protocol. (code 23)"""
+    """The member's group protocols do not match those of the group's other members. (code 23)"""
 
     code = 23
     name = "INCONSISTENT_GROUP_PROTOCOL"
 
 
 class InvalidGroupIdError(BrokerResponseError):
-    """Kafka error invalid group id. (code 24)"""
+    """The group id is not valid (empty, for example). (code 24)"""
 
     code = 24
     name = "INVALID_GROUP_ID"
@@ -457,7 +457,8 @@ class UnknownMemberIdError(BrokerResponseError):
 
 
 class InvalidSessionTimeoutError(BrokerResponseError):
-    """Kafka error invalid session timeout. (code 26)"""
+    """The session timeout is outside the range the broker allows
+    (group.min/max.session.timeout.ms). (code 26)"""
 
     code = 26
     name = "INVALID_SESSION_TIMEOUT"
@@ -471,7 +472,7 @@ class RebalanceInProgressError(BrokerResponseError):
 
 
 class InvalidCommitOffsetSizeError(BrokerResponseError):
-    """Kafka error invalid commit offset size. (code 28)"""
+    """The offset commit's data has a size the broker does not accept. (code 28)"""
 
     code = 28
     name = "INVALID_COMMIT_OFFSET_SIZE"
@@ -499,7 +500,7 @@ class ClusterAuthorizationFailedError(BrokerResponseError):
 
 
 class InvalidTimestampError(BrokerResponseError):
-    """Kafka error invalid timestamp. (code 32)"""
+    """A record's timestamp is outside the range the broker accepts for the topic. (code 32)"""
 
     code = 32
     name = "INVALID_TIMESTAMP"
@@ -513,7 +514,7 @@ class UnsupportedSaslMechanismError(BrokerResponseError):
 
 
 class IllegalSaslStateError(BrokerResponseError):
-    """Kafka error illegal sasl state. (code 34)"""
+    """A SASL message arrived in a state of the SASL exchange that does not allow it. (code 34)"""
 
     code = 34
     name = "ILLEGAL_SASL_STATE"
@@ -534,28 +535,29 @@ class TopicAlreadyExistsError(BrokerResponseError):
 
 
 class InvalidPartitionsError(BrokerResponseError):
-    """Kafka error invalid partitions. (code 37)"""
+    """The partition count asked for is not valid (below 1, or not above the current count).
+    (code 37)"""
 
     code = 37
     name = "INVALID_PARTITIONS"
 
 
 class InvalidReplicationFactorError(BrokerResponseError):
-    """Kafka error invalid replication factor. (code 38)"""
+    """The replication factor is not valid (below 1, or more than there are brokers). (code 38)"""
 
     code = 38
     name = "INVALID_REPLICATION_FACTOR"
 
 
 class InvalidReplicaAssignmentError(BrokerResponseError):
-    """Kafka error invalid replica assignment. (code 39)"""
+    """The explicit replica assignment is not valid. (code 39)"""
 
     code = 39
     name = "INVALID_REPLICA_ASSIGNMENT"
 
 
 class InvalidConfigError(BrokerResponseError):
-    """Kafka error invalid config. (code 40)"""
+    """A configuration name or value is not valid. (code 40)"""
 
     code = 40
     name = "INVALID_CONFIG"
@@ -577,14 +579,15 @@ class InvalidRequestError(BrokerResponseError):
 
 
 class UnsupportedForMessageFormatError(BrokerResponseError):
-    """Kafka error unsupported for message format. (code 43)"""
+    """The message format of the topic does not support this request. (code 43)"""
 
     code = 43
     name = "UNSUPPORTED_FOR_MESSAGE_FORMAT"
 
 
 class PolicyViolationError(BrokerResponseError):
-    """Kafka error policy violation. (code 44)"""
+    """The request breaks a policy configured on the broker (a create-topic policy, say).
+    (code 44)"""
 
     code = 44
     name = "POLICY_VIOLATION"
@@ -619,14 +622,14 @@ class InvalidTxnStateError(BrokerResponseError):
 
 
 class InvalidProducerIdMappingError(BrokerResponseError):
-    """Kafka error invalid producer id mapping. (code 49)"""
+    """The producer id is not the one the transactional id is mapped to. (code 49)"""
 
     code = 49
     name = "INVALID_PRODUCER_ID_MAPPING"
 
 
 class InvalidTransactionTimeoutError(BrokerResponseError):
-    """Kafka error invalid transaction timeout. (code 50)"""
+    """The transaction timeout exceeds the broker's transaction.max.timeout.ms. (code 50)"""
 
     code = 50
     name = "INVALID_TRANSACTION_TIMEOUT"
@@ -641,28 +644,29 @@ class ConcurrentTransactionsError(BrokerResponseError):
 
 
 class TransactionCoordinatorFencedError(BrokerResponseError):
-    """Kafka error transaction coordinator fenced. (code 52)"""
+    """The transaction coordinator that sent the request is no longer the current one. (code 52)"""
 
     code = 52
     name = "TRANSACTION_COORDINATOR_FENCED"
 
 
 class TransactionalIdAuthorizationFailedError(BrokerResponseError):
-    """Kafka error transactional id authorization failed. (code 53)"""
+    """Not authorized to use this transactional id. (code 53)"""
 
     code = 53
     name = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
 
 
 class SecurityDisabledError(BrokerResponseError):
-    """Kafka error security disabled. (code 54)"""
+    """The request needs a security feature that the broker has disabled. (code 54)"""
 
     code = 54
     name = "SECURITY_DISABLED"
 
 
 class OperationNotAttemptedError(BrokerResponseError):
-    """Kafka error operation not attempted. (code 55)"""
+    """The broker did not try this part of a batched request because another part failed.
+    (code 55)"""
 
     code = 55
     name = "OPERATION_NOT_ATTEMPTED"
@@ -678,7 +682,7 @@ class KafkaStorageError(BrokerResponseError):
 
 
 class LogDirNotFoundError(BrokerResponseError):
-    """Kafka error log dir not found. (code 57)"""
+    """The log directory named in the request is not one the broker has. (code 57)"""
 
     code = 57
     name = "LOG_DIR_NOT_FOUND"
@@ -699,63 +703,64 @@ class UnknownProducerIdError(BrokerResponseError):
 
 
 class ReassignmentInProgressError(BrokerResponseError):
-    """Kafka error reassignment in progress. (code 60)"""
+    """A partition reassignment is already in progress. (code 60)"""
 
     code = 60
     name = "REASSIGNMENT_IN_PROGRESS"
 
 
 class DelegationTokenAuthDisabledError(BrokerResponseError):
-    """Kafka error delegation token auth disabled. (code 61)"""
+    """Delegation tokens are not enabled on the broker. (code 61)"""
 
     code = 61
     name = "DELEGATION_TOKEN_AUTH_DISABLED"
 
 
 class DelegationTokenNotFoundError(BrokerResponseError):
-    """Kafka error delegation token not found. (code 62)"""
+    """The delegation token does not exist on the broker. (code 62)"""
 
     code = 62
     name = "DELEGATION_TOKEN_NOT_FOUND"
 
 
 class DelegationTokenOwnerMismatchError(BrokerResponseError):
-    """Kafka error delegation token owner mismatch. (code 63)"""
+    """The principal is not the owner or a renewer of the delegation token. (code 63)"""
 
     code = 63
     name = "DELEGATION_TOKEN_OWNER_MISMATCH"
 
 
 class DelegationTokenRequestNotAllowedError(BrokerResponseError):
-    """Kafka error delegation token request not allowed. (code 64)"""
+    """Delegation token requests are not allowed on this connection (plaintext, or token-
+    authenticated). (code 64)"""
 
     code = 64
     name = "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"
 
 
 class DelegationTokenAuthorizationFailedError(BrokerResponseError):
-    """Kafka error delegation token authorization failed. (code 65)"""
+    """Not authorized for this delegation token operation. (code 65)"""
 
     code = 65
     name = "DELEGATION_TOKEN_AUTHORIZATION_FAILED"
 
 
 class DelegationTokenExpiredError(BrokerResponseError):
-    """Kafka error delegation token expired. (code 66)"""
+    """The delegation token has expired. (code 66)"""
 
     code = 66
     name = "DELEGATION_TOKEN_EXPIRED"
 
 
 class InvalidPrincipalTypeError(BrokerResponseError):
-    """Kafka error invalid principal type. (code 67)"""
+    """The principal type is not supported. (code 67)"""
 
     code = 67
     name = "INVALID_PRINCIPAL_TYPE"
 
 
 class NonEmptyGroupError(BrokerResponseError):
-    """Kafka error non empty group. (code 68)"""
+    """The group still has members; the operation needs an empty group. (code 68)"""
 
     code = 68
     name = "NON_EMPTY_GROUP"
@@ -785,7 +790,8 @@ class InvalidFetchSessionEpochError(BrokerResponseError):
 
 
 class ListenerNotFoundError(BrokerResponseError):
-    """Kafka error listener not found. (code 72)"""
+    """The partition's leader has no listener matching the one the metadata request came in on.
+    (code 72)"""
 
     code = 72
     name = "LISTENER_NOT_FOUND"
@@ -794,7 +800,7 @@ class ListenerNotFoundError(BrokerResponseError):
 
 
 class TopicDeletionDisabledError(BrokerResponseError):
-    """Kafka error topic deletion disabled. (code 73)"""
+    """Topic deletion is disabled on the broker (delete.topic.enable=false). (code 73)"""
 
     code = 73
     name = "TOPIC_DELETION_DISABLED"
@@ -819,21 +825,22 @@ class UnknownLeaderEpochError(BrokerResponseError):
 
 
 class UnsupportedCompressionTypeError(BrokerResponseError):
-    """Kafka error unsupported compression type. (code 76)"""
+    """The partition's data uses a compression type the request's version cannot carry. (code 76)"""
 
     code = 76
     name = "UNSUPPORTED_COMPRESSION_TYPE"
 
 
 class StaleBrokerEpochError(BrokerResponseError):
-    """Kafka error stale broker epoch. (code 77)"""
+    """The broker epoch in the request is not the current one. (code 77)"""
 
     code = 77
     name = "STALE_BROKER_EPOCH"
 
 
 class OffsetNotAvailableError(BrokerResponseError):
-    """Kafka error offset not available. (code 78)"""
+    """The new leader's high watermark has not caught up yet; the offset is not available yet.
+    (code 78)"""
 
     code = 78
     name = "OFFSET_NOT_AVAILABLE"
@@ -848,7 +855,7 @@ class MemberIdRequiredError(BrokerResponseError):
 
 
 class PreferredLeaderNotAvailableError(BrokerResponseError):
-    """Kafka error preferred leader not available. (code 80)"""
+    """The preferred leader of the partition is not available for an election. (code 80)"""
 
     code = 80
     name = "PREFERRED_LEADER_NOT_AVAILABLE"
@@ -857,7 +864,7 @@ class PreferredLeaderNotAvailableError(BrokerResponseError):
 
 
 class GroupMaxSizeReachedError(BrokerResponseError):
-    """Kafka error group max size reached. (code 81)"""
+    """The group has reached the broker's maximum group size. (code 81)"""
 
     code = 81
     name = "GROUP_MAX_SIZE_REACHED"
@@ -871,7 +878,7 @@ class FencedInstanceIdError(BrokerResponseError):
 
 
 class EligibleLeadersNotAvailableError(BrokerResponseError):
-    """Kafka error eligible leaders not available. (code 83)"""
+    """No eligible leader is available for the partition. (code 83)"""
 
     code = 83
     name = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
@@ -880,7 +887,7 @@ class EligibleLeadersNotAvailableError(BrokerResponseError):
 
 
 class ElectionNotNeededError(BrokerResponseError):
-    """Kafka error election not needed. (code 84)"""
+    """The partition already has its preferred leader; no election was needed. (code 84)"""
 
     code = 84
     name = "ELECTION_NOT_NEEDED"
@@ -889,28 +896,30 @@ class ElectionNotNeededError(BrokerResponseError):
 
 
 class NoReassignmentInProgressError(BrokerResponseError):
-    """Kafka error no reassignment in progress. (code 85)"""
+    """No partition reassignment is in progress to cancel. (code 85)"""
 
     code = 85
     name = "NO_REASSIGNMENT_IN_PROGRESS"
 
 
 class GroupSubscribedToTopicError(BrokerResponseError):
-    """Kafka error group subscribed to topic. (code 86)"""
+    """The group is subscribed to the topic, so its offsets for it cannot be deleted. (code 86)"""
 
     code = 86
     name = "GROUP_SUBSCRIBED_TO_TOPIC"
 
 
 class InvalidRecordError(BrokerResponseError):
-    """Kafka error invalid record. (code 87)"""
+    """The broker refused a record that failed its validation (a null key on a compacted topic,
+    say). (code 87)"""
 
     code = 87
     name = "INVALID_RECORD"
 
 
 class UnstableOffsetCommitError(BrokerResponseError):
-    """Kafka error unstable offset commit. (code 88)"""
+    """Transactional offsets for the partition are still pending; try the fetch again later.
+    (code 88)"""
 
     code = 88
     name = "UNSTABLE_OFFSET_COMMIT"
@@ -933,63 +942,63 @@ class ProducerFencedError(BrokerResponseError):
 
 
 class ResourceNotFoundError(BrokerResponseError):
-    """Kafka error resource not found. (code 91)"""
+    """The request refers to a resource that does not exist. (code 91)"""
 
     code = 91
     name = "RESOURCE_NOT_FOUND"
 
 
 class DuplicateResourceError(BrokerResponseError):
-    """Kafka error duplicate resource. (code 92)"""
+    """The request names the same resource twice. (code 92)"""
 
     code = 92
     name = "DUPLICATE_RESOURCE"
 
 
 class UnacceptableCredentialError(BrokerResponseError):
-    """Kafka error unacceptable credential. (code 93)"""
+    """The credential does not meet the broker's requirements. (code 93)"""
 
     code = 93
     name = "UNACCEPTABLE_CREDENTIAL"
 
 
 class InconsistentVoterSetError(BrokerResponseError):
-    """Kafka error inconsistent voter set. (code 94)"""
+    """The sender or receiver of a voter request is not one of the expected voters. (code 94)"""
 
     code = 94
     name = "INCONSISTENT_VOTER_SET"
 
 
 class InvalidUpdateVersionError(BrokerResponseError):
-    """Kafka error invalid update version. (code 95)"""
+    """The update version in the request is not valid. (code 95)"""
 
     code = 95
     name = "INVALID_UPDATE_VERSION"
 
 
 class FeatureUpdateFailedError(BrokerResponseError):
-    """Kafka error feature update failed. (code 96)"""
+    """The broker could not update the finalized features. (code 96)"""
 
     code = 96
     name = "FEATURE_UPDATE_FAILED"
 
 
 class PrincipalDeserializationFailureError(BrokerResponseError):
-    """Kafka error principal deserialization failure. (code 97)"""
+    """The broker could not deserialize the request's principal while forwarding it. (code 97)"""
 
     code = 97
     name = "PRINCIPAL_DESERIALIZATION_FAILURE"
 
 
 class SnapshotNotFoundError(BrokerResponseError):
-    """Kafka error snapshot not found. (code 98)"""
+    """The requested metadata snapshot does not exist. (code 98)"""
 
     code = 98
     name = "SNAPSHOT_NOT_FOUND"
 
 
 class PositionOutOfRangeError(BrokerResponseError):
-    """Kafka error position out of range. (code 99)"""
+    """The requested snapshot position is outside the snapshot. (code 99)"""
 
     code = 99
     name = "POSITION_OUT_OF_RANGE"
@@ -1005,21 +1014,21 @@ class UnknownTopicIdError(BrokerResponseError):
 
 
 class DuplicateBrokerRegistrationError(BrokerResponseError):
-    """Kafka error duplicate broker registration. (code 101)"""
+    """The broker id is already registered by another broker. (code 101)"""
 
     code = 101
     name = "DUPLICATE_BROKER_REGISTRATION"
 
 
 class BrokerIdNotRegisteredError(BrokerResponseError):
-    """Kafka error broker id not registered. (code 102)"""
+    """The broker id has not been registered with the controller. (code 102)"""
 
     code = 102
     name = "BROKER_ID_NOT_REGISTERED"
 
 
 class InconsistentTopicIdError(BrokerResponseError):
-    """Kafka error inconsistent topic id. (code 103)"""
+    """The topic id in the request does not match the topic id of the log. (code 103)"""
 
     code = 103
     name = "INCONSISTENT_TOPIC_ID"
@@ -1028,21 +1037,21 @@ class InconsistentTopicIdError(BrokerResponseError):
 
 
 class InconsistentClusterIdError(BrokerResponseError):
-    """Kafka error inconsistent cluster id. (code 104)"""
+    """The cluster id in the request does not match the broker's. (code 104)"""
 
     code = 104
     name = "INCONSISTENT_CLUSTER_ID"
 
 
 class TransactionalIdNotFoundError(BrokerResponseError):
-    """Kafka error transactional id not found. (code 105)"""
+    """The transactional id does not exist. (code 105)"""
 
     code = 105
     name = "TRANSACTIONAL_ID_NOT_FOUND"
 
 
 class FetchSessionTopicIdError(BrokerResponseError):
-    """Kafka error fetch session topic id error. (code 106)"""
+    """The fetch session was used with inconsistent topic ids. (code 106)"""
 
     code = 106
     name = "FETCH_SESSION_TOPIC_ID_ERROR"
@@ -1050,91 +1059,92 @@ class FetchSessionTopicIdError(BrokerResponseError):
 
 
 class IneligibleReplicaError(BrokerResponseError):
-    """Kafka error ineligible replica. (code 107)"""
+    """The new in-sync replica set holds a replica that is not eligible. (code 107)"""
 
     code = 107
     name = "INELIGIBLE_REPLICA"
 
 
 class NewLeaderElectedError(BrokerResponseError):
-    """Kafka error new leader elected. (code 108)"""
+    """The partition state was updated, but the partition has a new leader. (code 108)"""
 
     code = 108
     name = "NEW_LEADER_ELECTED"
 
 
 class OffsetMovedToTieredStorageError(BrokerResponseError):
-    """Kafka error offset moved to tiered storage. (code 109)"""
+    """The requested offset has moved to tiered storage. (code 109)"""
 
     code = 109
     name = "OFFSET_MOVED_TO_TIERED_STORAGE"
 
 
 class FencedMemberEpochError(BrokerResponseError):
-    """Kafka error fenced member epoch. (code 110)"""
+    """The member epoch is fenced: the member gives up its partitions and joins again. (code 110)"""
 
     code = 110
     name = "FENCED_MEMBER_EPOCH"
 
 
 class UnreleasedInstanceIdError(BrokerResponseError):
-    """Kafka error unreleased instance id. (code 111)"""
+    """Another member of the group still uses this group instance id. (code 111)"""
 
     code = 111
     name = "UNRELEASED_INSTANCE_ID"
 
 
 class UnsupportedAssignorError(BrokerResponseError):
-    """Kafka error unsupported assignor. (code 112)"""
+    """The group does not support the requested assignor (or its version range). (code 112)"""
 
     code = 112
     name = "UNSUPPORTED_ASSIGNOR"
 
 
 class StaleMemberEpochError(BrokerResponseError):
-    """Kafka error stale member epoch. (code 113)"""
+    """The member epoch is stale: retry with the epoch of the latest heartbeat response.
+    (code 113)"""
 
     code = 113
     name = "STALE_MEMBER_EPOCH"
 
 
 class MismatchedEndpointTypeError(BrokerResponseError):
-    """Kafka error mismatched endpoint type. (code 114)"""
+    """The request was sent to an endpoint of the wrong type (broker or controller). (code 114)"""
 
     code = 114
     name = "MISMATCHED_ENDPOINT_TYPE"
 
 
 class UnsupportedEndpointTypeError(BrokerResponseError):
-    """Kafka error unsupported endpoint type. (code 115)"""
+    """The endpoint type is not supported. (code 115)"""
 
     code = 115
     name = "UNSUPPORTED_ENDPOINT_TYPE"
 
 
 class UnknownControllerIdError(BrokerResponseError):
-    """Kafka error unknown controller id. (code 116)"""
+    """The controller id is not known. (code 116)"""
 
     code = 116
     name = "UNKNOWN_CONTROLLER_ID"
 
 
 class UnknownSubscriptionIdError(BrokerResponseError):
-    """Kafka error unknown subscription id. (code 117)"""
+    """The client telemetry subscription id is not known or outdated. (code 117)"""
 
     code = 117
     name = "UNKNOWN_SUBSCRIPTION_ID"
 
 
 class TelemetryTooLargeError(BrokerResponseError):
-    """Kafka error telemetry too large. (code 118)"""
+    """The client telemetry push is larger than the broker accepts. (code 118)"""
 
     code = 118
     name = "TELEMETRY_TOO_LARGE"
 
 
 class InvalidRegistrationError(BrokerResponseError):
-    """Kafka error invalid registration. (code 119)"""
+    """The controller considers the broker registration not valid. (code 119)"""
 
     code = 119
     name = "INVALID_REGISTRATION"
@@ -1148,14 +1158,14 @@ class TransactionAbortableError(BrokerResponseError):
 
 
 class InvalidRecordStateError(BrokerResponseError):
-    """Kafka error invalid record state. (code 121)"""
+    """The record's delivery state does not allow the acknowledgement (share groups). (code 121)"""
 
     code = 121
     name = "INVALID_RECORD_STATE"
 
 
 class ShareSessionNotFoundError(BrokerResponseError):
-    """Kafka error share session not found. (code 122)"""
+    """The share session does not exist on the broker. (code 122)"""
 
     code = 122
     name = "SHARE_SESSION_NOT_FOUND"
@@ -1163,7 +1173,7 @@ class ShareSessionNotFoundError(BrokerResponseError):
 
 
 class InvalidShareSessionEpochError(BrokerResponseError):
-    """Kafka error invalid share session epoch. (code 123)"""
+    """The share session epoch does not match the broker's. (code 123)"""
 
     code = 123
     name = "INVALID_SHARE_SESSION_EPOCH"
@@ -1171,70 +1181,71 @@ class InvalidShareSessionEpochError(BrokerResponseError):
 
 
 class FencedStateEpochError(BrokerResponseError):
-    """Kafka error fenced state epoch. (code 124)"""
+    """The share-group state epoch does not match the share coordinator's. (code 124)"""
 
     code = 124
     name = "FENCED_STATE_EPOCH"
 
 
 class InvalidVoterKeyError(BrokerResponseError):
-    """Kafka error invalid voter key. (code 125)"""
+    """The voter key does not match the replica that received it. (code 125)"""
 
     code = 125
     name = "INVALID_VOTER_KEY"
 
 
 class DuplicateVoterError(BrokerResponseError):
-    """Kafka error duplicate voter. (code 126)"""
+    """The voter is already in the set of voters. (code 126)"""
 
     code = 126
     name = "DUPLICATE_VOTER"
 
 
 class VoterNotFoundError(BrokerResponseError):
-    """Kafka error voter not found. (code 127)"""
+    """The voter is not in the set of voters. (code 127)"""
 
     code = 127
     name = "VOTER_NOT_FOUND"
 
 
 class InvalidRegularExpressionError(BrokerResponseError):
-    """Kafka error invalid regular expression. (code 128)"""
+    """The regular expression is not valid. (code 128)"""
 
     code = 128
     name = "INVALID_REGULAR_EXPRESSION"
 
 
 class RebootstrapRequiredError(BrokerResponseError):
-    """Kafka error rebootstrap required. (code 129)"""
+    """The client's metadata is stale; it should bootstrap again to get fresh metadata.
+    (code 129)"""
 
     code = 129
     name = "REBOOTSTRAP_REQUIRED"
 
 
 class StreamsInvalidTopologyError(BrokerResponseError):
-    """Kafka error streams invalid topology. (code 130)"""
+    """The streams topology is not valid. (code 130)"""
 
     code = 130
     name = "STREAMS_INVALID_TOPOLOGY"
 
 
 class StreamsInvalidTopologyEpochError(BrokerResponseError):
-    """Kafka error streams invalid topology epoch. (code 131)"""
+    """The streams topology epoch is not valid. (code 131)"""
 
     code = 131
     name = "STREAMS_INVALID_TOPOLOGY_EPOCH"
 
 
 class StreamsTopologyFencedError(BrokerResponseError):
-    """Kafka error streams topology fenced. (code 132)"""
+    """The streams topology epoch is out of date. (code 132)"""
 
     code = 132
     name = "STREAMS_TOPOLOGY_FENCED"
 
 
 class ShareSessionLimitReachedError(BrokerResponseError):
-    """Kafka error share session limit reached. (code 133)"""
+    """The broker has reached its limit of share sessions. (code 133)"""
 
     code = 133
     name = "SHARE_SESSION_LIMIT_REACHED"

@@ -129,12 +129,16 @@ def _entry(source: str, lineno: int, words: list[str], doc: str) -> ErrorDef:
     return ErrorDef(code, name, cls, ordered, doc, lineno)
 
 
-def _docstring(text: str) -> str:
-    one = f'{_INDENT}"""{text}"""'
+def _docstring(doc: str, code: int) -> str:
+    """``doc (code N)`` as an indented docstring: one line if it fits, else wrapped (never
+    inside ``(code N)``)."""
+    one = f'{_INDENT}"""{doc} (code {code})"""'
     if len(one) <= _WIDTH:
         return one
-    lines = textwrap.wrap(text, width=_WIDTH - len(_INDENT) - 3)
-    return f'{_INDENT}"""' + f"\n{_INDENT}".join(lines) + '"""'
+    # Room for the opening and the closing quotes on any line (the first may be the last).
+    lines = textwrap.wrap(f"{doc} (code\0{code})", width=_WIDTH - len(_INDENT) - 6)
+    body = f"\n{_INDENT}".join(lines).replace("\0", " ")
+    return f'{_INDENT}"""{body}"""'
 
 
 def render(entries: list[ErrorDef]) -> str:
@@ -147,7 +151,7 @@ def render(entries: list[ErrorDef]) -> str:
     for e in entries:
         out += ["", ""]
         out.append(f"class {e.cls}(BrokerResponseError):")
-        out.append(_docstring(f"{e.doc} (code {e.code})"))
+        out.append(_docstring(e.doc, e.code))
         out.append("")
         out.append(f"{_INDENT}code = {e.code}")
         out.append(f'{_INDENT}name = "{e.name}"')
