@@ -9,7 +9,7 @@ the Java client's (or librdkafka's) name. Everything else is derived from it:
 * at run time, :class:`~kafka_async.settings.spec.Schema` validates each value (``ConfigError``
   naming the setting) and splits a client's keyword arguments between its config and the
   shared :class:`~kafka_async.net.config.ClientConfig`;
-* ``make generate`` (:mod:`kafka_async.settings.generate`) writes each package's
+* ``make generate`` (``tools/generate_settings.py``) writes each package's
   ``settings_generated.py`` (the ``TypedDict`` that types the client's ``**settings`` for mypy
   and the frozen dataclass of the config's fields), the settings tables of
   docs/reference/settings.md and the lists in the clients' docstrings;

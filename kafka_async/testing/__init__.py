@@ -5,9 +5,12 @@ artifacts; ``EmbeddedBroker`` runs a real Tansu broker in a child process; ``cre
 ``acreate_topic`` create topics with raw requests; ``FaultProxy`` sits between clients and
 a broker and injects network and protocol faults (``broker_behind_proxy`` /
 ``start_proxied_broker`` wire one to an ``EmbeddedBroker``). The pytest plugin
-(``kafka_async.testing.plugin``, registered as a ``pytest11`` entry point) provides the
-``kafka_broker``, ``embedded_broker``, ``durable_broker``, ``proxied_broker`` and
-``new_topic`` fixtures.
+(``kafka_async.testing.plugin``; opt-in, a test suite loads it with
+``-p kafka_async.testing.plugin``) provides the ``kafka_broker``, ``embedded_broker``,
+``durable_broker``, ``proxied_broker`` and ``new_topic`` fixtures.
+
+This project's own test harness (ledger, Java peers, the scripted broker, soak, ...) is not
+part of the package: it lives in the repository's ``tests/harness``.
 
 Names are imported lazily, so loading the pytest plugin costs nothing for test suites that
 do not use it.

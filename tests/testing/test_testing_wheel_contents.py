@@ -7,6 +7,7 @@ The option for this project's own runs lives in ``tests/conftest.py``, not in th
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -31,6 +32,32 @@ def test_the_harness_lives_in_tests() -> None:
         assert (ROOT / "tests" / "harness" / f"{name}.py").is_file(), name
     for generator in ("generate_protocol", "generate_settings"):
         assert (ROOT / "tools" / f"{generator}.py").is_file(), generator
+
+
+def _outside_imports(path: Path) -> list[str]:
+    """Absolute imports of ``tests``, ``tools`` or ``benchmarks`` in one module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        else:
+            continue
+        found += [n for n in names if n.split(".")[0] in ("tests", "tools", "benchmarks")]
+    return found
+
+
+def test_the_package_never_imports_the_harness_or_the_tools() -> None:
+    """An installed package has no tests/ or tools/ beside it: importing them would fail for
+    every user (the source tree hides that, as the repository's root is on sys.path here)."""
+    bad = {
+        str(path.relative_to(ROOT)): names
+        for path in sorted((ROOT / "kafka_async").rglob("*.py"))
+        if (names := _outside_imports(path))
+    }
+    assert bad == {}
+    assert _outside_imports(ROOT / "tests" / "harness" / "java_peers.py")  # the check can see
 
 
 def test_the_forbidden_list_catches_a_moved_back_module() -> None:
