@@ -24,9 +24,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from .. import errors as E
+from ..cluster.routing import Router, error_code, error_or_none
 from ..errors import ConfigError, KafkaError, error_for_code
 from ..net.connection import _CLIENT_SOFTWARE
 from ..protocol import apis
@@ -52,10 +52,9 @@ from ..protocol.apis.update_features import (
 )
 from ..protocol.codec import ZERO_UUID
 from ..structs import TopicPartition
+from . import checks
+from .mapping import authorized_ops, unsupported
 from .results import PartitionDescription, ResultMap, TopicDescription
-
-if TYPE_CHECKING:
-    from .client import AdminClient
 
 __all__ = [
     "BrokerLogDirs",
@@ -74,10 +73,6 @@ __all__ = [
 
 #: KRaft's metadata log: the one topic partition DescribeQuorum describes.
 METADATA_TOPIC = "__cluster_metadata"
-
-
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,7 +128,7 @@ def broker_log_dirs(broker: int, resp: DescribeLogDirsResponse) -> BrokerLogDirs
     """One broker's answer as a :class:`BrokerLogDirs` (a request-level error is the
     broker's item error)."""
     if resp.error_code:
-        return BrokerLogDirs(broker, error=_err(resp.error_code))
+        return BrokerLogDirs(broker, error=error_or_none(resp.error_code))
     dirs: dict[str, LogDirDescription] = {}
     for r in resp.results:
         replicas = {
@@ -148,20 +143,19 @@ def broker_log_dirs(broker: int, resp: DescribeLogDirsResponse) -> BrokerLogDirs
             MappingProxyType(dict(sorted(replicas.items()))),
             r.total_bytes,
             r.usable_bytes,
-            _err(r.error_code),
+            error_or_none(r.error_code),
         )
     return BrokerLogDirs(broker, MappingProxyType(dirs))
 
 
 async def describe_log_dirs(
-    admin: AdminClient,
+    router: Router,
     brokers: Sequence[int] | None,
     partitions: Sequence[TopicPartition] | None,
     *,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[int, BrokerLogDirs]:
-    from .client import _tp, _unique
 
     if brokers is not None:
         if isinstance(brokers, int):
@@ -169,36 +163,30 @@ async def describe_log_dirs(
         for b in brokers:
             if isinstance(b, bool) or not isinstance(b, int) or b < 0:
                 raise ConfigError(f"broker ids must be non-negative ints, got {b!r}")
-        brokers = _unique(brokers, "broker")
+        brokers = checks.unique(brokers, "broker")
     topics: dict[str, list[int]] | None = None
     if partitions is not None:
         topics = {}
-        for tp in _unique((_tp(p) for p in partitions), "partition"):
+        for tp in checks.unique((checks.topic_partition(p) for p in partitions), "partition"):
             topics.setdefault(tp.topic, []).append(tp.partition)
     body = log_dirs_request(topics)
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def send(node: int) -> BrokerLogDirs:
-        _, resp = await admin._send(node, apis.DESCRIBE_LOG_DIRS, lambda v: body, deadline)
+        _, resp = await router.send(node, apis.DESCRIBE_LOG_DIRS, lambda v: body, deadline)
         return broker_log_dirs(node, resp)
 
-    got = await admin._per_broker(
+    got = await router.per_broker(
         brokers,
         send,
         lambda node, e: BrokerLogDirs(node, error=e),
-        lambda r: _code(r.error),
+        lambda r: error_code(r.error),
         deadline,
     )
     result = ResultMap(dict(sorted(got.items())))
     if raise_on_error:
         result.raise_first()
     return result
-
-
-def _code(err: KafkaError | None) -> int:
-    from .mapping import error_code
-
-    return error_code(err)
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,7 +278,6 @@ def update_features_request(
     updates: Mapping[str, FeatureUpdate], validate_only: bool, timeout_ms: int, version: int
 ) -> UpdateFeaturesRequest:
     """UpdateFeatures for ``updates``; a dry run needs v1+."""
-    from .mapping import unsupported
 
     if validate_only and version < 1:
         raise unsupported("UpdateFeatures", "a dry run (validate_only)", version)
@@ -322,34 +309,34 @@ def update_features_results(
 ) -> dict[str, FeatureUpdateResult]:
     """Per-feature results. v2 responses carry only the top-level error, which then applies
     to every feature (the update is all or nothing)."""
-    top = _err(resp.error_code, resp.error_message)
+    top = error_or_none(resp.error_code, resp.error_message)
     if top is not None:
         return {n: FeatureUpdateResult(n, top) for n in names}
     got = {
-        r.feature: FeatureUpdateResult(r.feature, _err(r.error_code, r.error_message))
+        r.feature: FeatureUpdateResult(r.feature, error_or_none(r.error_code, r.error_message))
         for r in resp.results
     }
     return {n: got.get(n) or FeatureUpdateResult(n) for n in names}
 
 
-async def describe_features(admin: AdminClient, *, timeout_ms: int | None) -> FeatureMetadata:
-    deadline = admin._deadline(timeout_ms)
+async def describe_features(router: Router, *, timeout_ms: int | None) -> FeatureMetadata:
+    deadline = router.deadline(timeout_ms)
     body = ApiVersionsRequest(
         client_software_name=_CLIENT_SOFTWARE[0], client_software_version=_CLIENT_SOFTWARE[1]
     )
 
     async def call() -> tuple[int, tuple[int, ApiVersionsResponse]]:
-        node = await admin._cluster.any_node()
-        return node, await admin._send(
+        node = await router.cluster.any_node()
+        return node, await router.send(
             node, apis.API_VERSIONS, lambda v: body, deadline, min_version=3
         )
 
-    node, (_, resp) = await admin._with_retries(deadline, call)
+    node, (_, resp) = await router.with_retries(deadline, call)
     return feature_metadata(resp, node)
 
 
 async def update_features(
-    admin: AdminClient,
+    router: Router,
     updates: Mapping[str, FeatureUpdate | int],
     *,
     validate_only: bool,
@@ -363,21 +350,19 @@ async def update_features(
         if not isinstance(name, str) or not name:
             raise ConfigError(f"feature names must be non-empty strings, got {name!r}")
         checked[name] = up if isinstance(up, FeatureUpdate) else FeatureUpdate(up)
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def call() -> tuple[int, UpdateFeaturesResponse]:
-        return await admin._send(
+        return await router.send(
             None,
             apis.UPDATE_FEATURES,
-            lambda v: update_features_request(
-                checked, validate_only, admin._remaining_ms(deadline), v
-            ),
+            lambda v: update_features_request(checked, validate_only, deadline.remaining_ms(), v),
             deadline,
         )
 
-    _, resp = await admin._with_retries(deadline, call)
+    _, resp = await router.with_retries(deadline, call)
     got = update_features_results(resp, list(checked))
-    admin._note_errors(_code(r.error) for r in got.values())
+    router.note_errors(error_code(r.error) for r in got.values())
     result = ResultMap(got)
     if raise_on_error:
         result.raise_first()
@@ -467,15 +452,15 @@ def quorum_info(resp: DescribeQuorumResponse) -> QuorumInfo:
     raise E.UnknownServerError(f"DescribeQuorum answered without {METADATA_TOPIC}-0")
 
 
-async def describe_metadata_quorum(admin: AdminClient, *, timeout_ms: int | None) -> QuorumInfo:
-    deadline = admin._deadline(timeout_ms)
+async def describe_metadata_quorum(router: Router, *, timeout_ms: int | None) -> QuorumInfo:
+    deadline = router.deadline(timeout_ms)
     body = quorum_request()
 
     async def call() -> tuple[int, DescribeQuorumResponse]:
-        return await admin._send(None, apis.DESCRIBE_QUORUM, lambda v: body, deadline)
+        return await router.send(None, apis.DESCRIBE_QUORUM, lambda v: body, deadline)
 
-    _, resp = await admin._with_retries(deadline, call)
-    admin._note_errors([resp.error_code])
+    _, resp = await router.with_retries(deadline, call)
+    router.note_errors([resp.error_code])
     return quorum_info(resp)
 
 
@@ -501,7 +486,6 @@ def merge_topic_partitions_page(
 ) -> None:
     """Add one page to ``acc``; a topic continued from the previous page gets its further
     partitions appended."""
-    from .mapping import _ops
 
     for t in resp.topics:
         if t.name is None:
@@ -514,7 +498,7 @@ def merge_topic_partitions_page(
                 replicas=tuple(p.replica_nodes),
                 isr=tuple(p.isr_nodes),
                 offline_replicas=tuple(p.offline_replicas),
-                error=_err(p.error_code),
+                error=error_or_none(p.error_code),
                 eligible_leader_replicas=(
                     None
                     if p.eligible_leader_replicas is None
@@ -540,20 +524,21 @@ def merge_topic_partitions_page(
             topic_id=None if t.topic_id == ZERO_UUID else t.topic_id,
             is_internal=t.is_internal,
             partitions=tuple(sorted(parts, key=lambda p: p.partition)),
-            authorized_operations=_ops(t.topic_authorized_operations) if with_ops else None,
-            error=_err(t.error_code),
+            authorized_operations=authorized_ops(t.topic_authorized_operations)
+            if with_ops
+            else None,
+            error=error_or_none(t.error_code),
         )
 
 
 async def describe_topic_partitions(
-    admin: AdminClient,
+    router: Router,
     topics: Sequence[str] | None,
     *,
     partition_limit: int,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[str, TopicDescription]:
-    from .client import _names
 
     if (
         isinstance(partition_limit, bool)
@@ -561,10 +546,10 @@ async def describe_topic_partitions(
         or not (1 <= partition_limit <= 2**31 - 1)
     ):
         raise ConfigError(f"partition_limit must be a positive int, got {partition_limit!r}")
-    names = [] if topics is None else sorted(_names(topics))
+    names = [] if topics is None else sorted(checks.topic_names(topics))
     if topics is not None and not names:
         return ResultMap()
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
     acc: dict[str, TopicDescription] = {}
     cursor: Cursor | None = None
     seen: set[tuple[str, int]] = set()
@@ -574,9 +559,9 @@ async def describe_topic_partitions(
         async def call(
             body: DescribeTopicPartitionsRequest = body,
         ) -> tuple[int, DescribeTopicPartitionsResponse]:
-            return await admin._send(None, apis.DESCRIBE_TOPIC_PARTITIONS, lambda v: body, deadline)
+            return await router.send(None, apis.DESCRIBE_TOPIC_PARTITIONS, lambda v: body, deadline)
 
-        _, resp = await admin._with_retries(deadline, call)
+        _, resp = await router.with_retries(deadline, call)
         merge_topic_partitions_page(acc, resp, with_ops=False)
         nxt = resp.next_cursor
         if nxt is None:
@@ -586,12 +571,15 @@ async def describe_topic_partitions(
             raise E.UnknownServerError(f"DescribeTopicPartitions returned the cursor {where} twice")
         seen.add(where)
         cursor = Cursor(topic_name=nxt.topic_name, partition_index=nxt.partition_index)
-    admin._note_errors(_code(t.error) for t in acc.values())
+    router.note_errors(error_code(t.error) for t in acc.values())
     if topics is None:
         out = {n: acc[n] for n in sorted(acc)}
     else:
         missing = E.UnknownTopicOrPartitionError
-        out = {n: acc.get(n) or TopicDescription(n, error=missing()) for n in _names(topics)}
+        out = {
+            n: acc.get(n) or TopicDescription(n, error=missing())
+            for n in checks.topic_names(topics)
+        }
     result = ResultMap(out)
     if raise_on_error:
         result.raise_first()

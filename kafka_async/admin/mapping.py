@@ -13,6 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from .. import errors as E
+from ..cluster.routing import (
+    CONTROLLER_MOVED,
+    COORDINATOR_LOADING,
+    COORDINATOR_MOVED,
+    LEADER_MOVED,
+    error_or_none,
+)
 from ..errors import IncompatibleBrokerVersionError, KafkaError, error_for_code
 from ..protocol.apis import alter_configs as ac
 from ..protocol.apis import consumer_group_describe as cgd
@@ -81,7 +88,7 @@ from .types import (
     PatternType,
 )
 
-# Error codes the client reacts to by re-routing (see client.py), by name from errors.py.
+# Error codes by name from errors.py.
 UNKNOWN_TOPIC_OR_PARTITION = E.UnknownTopicOrPartitionError.code
 LEADER_NOT_AVAILABLE = E.LeaderNotAvailableError.code
 NOT_LEADER_OR_FOLLOWER = E.NotLeaderOrFollowerError.code
@@ -93,47 +100,30 @@ NOT_CONTROLLER = E.NotControllerError.code
 FENCED_LEADER_EPOCH = E.FencedLeaderEpochError.code
 UNKNOWN_LEADER_EPOCH = E.UnknownLeaderEpochError.code
 
-#: Codes after which a request must go to a freshly looked-up controller.
-CONTROLLER_RETRY = frozenset({NOT_CONTROLLER})
-#: Codes after which the group coordinator must be looked up again.
-COORDINATOR_RETRY = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
-#: Codes meaning "same coordinator, try again shortly".
-COORDINATOR_WAIT = frozenset({COORDINATOR_LOAD_IN_PROGRESS})
-#: Codes after which partition leaders must be looked up again.
-LEADER_RETRY = frozenset(
-    {LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH}
-)
+# The retry sets live with the routing (derived from errors.py's flags there); these are
+# the names this module and its tests have always used for them.
+CONTROLLER_RETRY = CONTROLLER_MOVED
+COORDINATOR_RETRY = COORDINATOR_MOVED
+COORDINATOR_WAIT = COORDINATOR_LOADING
+LEADER_RETRY = LEADER_MOVED
 
 # Kafka encodes "no authorized operations requested" as INT32 min.
 _NO_AUTHORIZED_OPS = -(2**31)
-
-
-def error_code(err: BaseException | None) -> int:
-    """The Kafka error code of ``err`` (0 for None, -1 for client-side errors)."""
-    if err is None:
-        return 0
-    unknown = getattr(err, "unknown_code", None)
-    if isinstance(unknown, int):
-        return unknown
-    code = getattr(err, "code", None)
-    return code if isinstance(code, int) else -1
-
-
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)
 
 
 def _uuid(value: uuid.UUID | None) -> uuid.UUID | None:
     return None if value is None or value == ZERO_UUID else value
 
 
-def _ops(bits: int) -> frozenset[int] | None:
+def authorized_ops(bits: int) -> frozenset[int] | None:
+    """The operation codes set in an authorized-operations bit field (None: not asked)."""
     if bits == _NO_AUTHORIZED_OPS:
         return None
     return frozenset(i for i in range(32) if bits & (1 << i))
 
 
 def unsupported(api_name: str, what: str, version: int) -> IncompatibleBrokerVersionError:
+    """The error for an argument the negotiated ``version`` of ``api_name`` cannot carry."""
     return IncompatibleBrokerVersionError(
         f"{what} needs a newer {api_name} version than the broker supports (it speaks v{version})"
     )
@@ -185,7 +175,7 @@ def create_topics_results(resp: ct.CreateTopicsResponse) -> dict[str, CreateTopi
             num_partitions=t.num_partitions,
             replication_factor=t.replication_factor,
             configs=MappingProxyType(configs),
-            error=_err(t.error_code, t.error_message),
+            error=error_or_none(t.error_code, t.error_message),
         )
     return out
 
@@ -205,7 +195,9 @@ def delete_topics_results(resp: dt.DeleteTopicsResponse) -> dict[str, DeleteTopi
     for r in resp.responses:
         name = r.name if r.name is not None else str(r.topic_id)
         out[name] = DeleteTopicResult(
-            name=name, topic_id=_uuid(r.topic_id), error=_err(r.error_code, r.error_message)
+            name=name,
+            topic_id=_uuid(r.topic_id),
+            error=error_or_none(r.error_code, r.error_message),
         )
     return out
 
@@ -235,7 +227,7 @@ def create_partitions_results(
     resp: cp.CreatePartitionsResponse,
 ) -> dict[str, CreatePartitionsResult]:
     return {
-        r.name: CreatePartitionsResult(r.name, _err(r.error_code, r.error_message))
+        r.name: CreatePartitionsResult(r.name, error_or_none(r.error_code, r.error_message))
         for r in resp.results
     }
 
@@ -285,7 +277,7 @@ def topic_descriptions(
                 replicas=tuple(p.replica_nodes),
                 isr=tuple(p.isr_nodes),
                 offline_replicas=tuple(p.offline_replicas),
-                error=_err(p.error_code),
+                error=error_or_none(p.error_code),
             )
             for p in sorted(t.partitions, key=lambda p: p.partition_index)
         )
@@ -295,9 +287,9 @@ def topic_descriptions(
             is_internal=bool(t.is_internal),
             partitions=parts,
             authorized_operations=(
-                _ops(t.topic_authorized_operations) if with_operations else None
+                authorized_ops(t.topic_authorized_operations) if with_operations else None
             ),
-            error=_err(t.error_code),
+            error=error_or_none(t.error_code),
         )
     return out
 
@@ -401,8 +393,10 @@ def group_descriptions(
             members=members,
             coordinator=coordinator,
             # Only meaningful when asked for; some brokers fill the field regardless.
-            authorized_operations=_ops(g.authorized_operations) if with_operations else None,
-            error=_err(g.error_code),
+            authorized_operations=authorized_ops(g.authorized_operations)
+            if with_operations
+            else None,
+            error=error_or_none(g.error_code),
         )
     return out
 
@@ -458,8 +452,10 @@ def consumer_group_descriptions(
             assignment_epoch=g.assignment_epoch,
             members=members,
             coordinator=coordinator,
-            authorized_operations=_ops(g.authorized_operations) if with_operations else None,
-            error=_err(g.error_code, g.error_message),
+            authorized_operations=authorized_ops(g.authorized_operations)
+            if with_operations
+            else None,
+            error=error_or_none(g.error_code, g.error_message),
         )
     return out
 
@@ -492,7 +488,9 @@ def delete_groups_request(groups: Sequence[str]) -> dg.DeleteGroupsRequest:
 
 
 def delete_groups_results(resp: dg.DeleteGroupsResponse) -> dict[str, DeleteGroupResult]:
-    return {r.group_id: DeleteGroupResult(r.group_id, _err(r.error_code)) for r in resp.results}
+    return {
+        r.group_id: DeleteGroupResult(r.group_id, error_or_none(r.error_code)) for r in resp.results
+    }
 
 
 def _group_partitions(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
@@ -536,10 +534,10 @@ def offset_fetch_results(
         groups = [g for g in resp.groups if g.group_id == group_id] or list(resp.groups)
         if not groups:
             return None, {}
-        group_error = _err(groups[0].error_code)
+        group_error = error_or_none(groups[0].error_code)
         topics = groups[0].topics
     else:
-        group_error = _err(resp.error_code) if version >= 2 else None
+        group_error = error_or_none(resp.error_code) if version >= 2 else None
         topics = resp.topics
     out: dict[TopicPartition, GroupOffset] = {}
     for t in topics:
@@ -551,7 +549,7 @@ def offset_fetch_results(
                 offset=p.committed_offset,
                 leader_epoch=p.committed_leader_epoch,
                 metadata=p.metadata,
-                error=_err(p.error_code),
+                error=error_or_none(p.error_code),
             )
     return group_error, out
 
@@ -585,7 +583,7 @@ def partition_results(
     for t in resp_topics:
         for p in t.partitions:
             out[TopicPartition(t.name, p.partition_index)] = PartitionResult(
-                t.name, p.partition_index, _err(p.error_code)
+                t.name, p.partition_index, error_or_none(p.error_code)
             )
     return out
 
@@ -672,7 +670,7 @@ def describe_configs_results(
         out[res] = ConfigDescription(
             resource=res,
             entries=MappingProxyType(entries),
-            error=_err(r.error_code, r.error_message),
+            error=error_or_none(r.error_code, r.error_message),
         )
     return out
 
@@ -721,7 +719,7 @@ def alter_configs_results(
     for res in asked:
         r = by_key.get(_resource_key(int(res.type), res.name))
         if r is not None:
-            out[res] = AlterConfigsResult(res, _err(r.error_code, r.error_message))
+            out[res] = AlterConfigsResult(res, error_or_none(r.error_code, r.error_message))
     return out
 
 
@@ -776,7 +774,7 @@ def list_offsets_results(
                 offset=offset,
                 timestamp=timestamp,
                 leader_epoch=p.leader_epoch,
-                error=_err(p.error_code),
+                error=error_or_none(p.error_code),
             )
     return out
 
@@ -802,7 +800,7 @@ def delete_records_results(
     for t in resp.topics:
         for p in t.partitions:
             out[TopicPartition(t.name, p.partition_index)] = DeleteRecordsResult(
-                t.name, p.partition_index, p.low_watermark, _err(p.error_code)
+                t.name, p.partition_index, p.low_watermark, error_or_none(p.error_code)
             )
     return out
 
@@ -828,7 +826,7 @@ def elect_leaders_results(resp: ElectLeadersResponse) -> dict[TopicPartition, El
     for t in resp.replica_election_results:
         for p in t.partition_result:
             out[TopicPartition(t.topic, p.partition_id)] = ElectLeadersResult(
-                t.topic, p.partition_id, _err(p.error_code, p.error_message)
+                t.topic, p.partition_id, error_or_none(p.error_code, p.error_message)
             )
     return out
 
@@ -882,7 +880,7 @@ def describe_acls_results(
     resp: dacl.DescribeAclsResponse,
 ) -> tuple[KafkaError | None, list[AclBinding]]:
     acls = [
-        AclBinding._from_wire(
+        AclBinding.from_wire(
             r.resource_type,
             r.resource_name,
             r.pattern_type,
@@ -894,7 +892,7 @@ def describe_acls_results(
         for r in resp.resources
         for a in r.acls
     ]
-    return _err(resp.error_code, resp.error_message), acls
+    return error_or_none(resp.error_code, resp.error_message), acls
 
 
 def create_acls_request(acls: Sequence[AclBinding], version: int) -> ca.CreateAclsRequest:
@@ -921,7 +919,7 @@ def create_acls_results(
 ) -> dict[AclBinding, AclCreationResult]:
     out: dict[AclBinding, AclCreationResult] = {}
     for acl, r in zip(acls, resp.results, strict=False):
-        out[acl] = AclCreationResult(acl, _err(r.error_code, r.error_message))
+        out[acl] = AclCreationResult(acl, error_or_none(r.error_code, r.error_message))
     return out
 
 
@@ -933,7 +931,7 @@ def delete_acls_results(
         deleted: list[AclBinding] = []
         failed: list[tuple[AclBinding, KafkaError]] = []
         for m in r.matching_acls:
-            acl = AclBinding._from_wire(
+            acl = AclBinding.from_wire(
                 m.resource_type,
                 m.resource_name,
                 m.pattern_type,
@@ -942,7 +940,7 @@ def delete_acls_results(
                 m.operation,
                 m.permission_type,
             )
-            e = _err(m.error_code, m.error_message)
+            e = error_or_none(m.error_code, m.error_message)
             if e is None:
                 deleted.append(acl)
             else:
@@ -951,6 +949,6 @@ def delete_acls_results(
             filter=flt,
             deleted=tuple(deleted),
             match_errors=tuple(failed),
-            error=_err(r.error_code, r.error_message),
+            error=error_or_none(r.error_code, r.error_message),
         )
     return out

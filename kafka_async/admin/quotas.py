@@ -14,8 +14,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from ..cluster.routing import Router
 from ..errors import ConfigError, KafkaError, UnknownServerError, error_for_code
 from ..protocol import apis
 from ..protocol.apis.alter_client_quotas import (
@@ -31,9 +32,6 @@ from ..protocol.apis.describe_client_quotas import (
     DescribeClientQuotasResponse,
 )
 from .results import ResultMap
-
-if TYPE_CHECKING:
-    from .client import AdminClient
 
 __all__ = [
     "ClientQuotaAlterResult",
@@ -245,25 +243,25 @@ def alter_results(
 
 
 async def describe_client_quotas(
-    admin: AdminClient,
+    router: Router,
     filters: Sequence[ClientQuotaFilter],
     *,
     strict: bool,
     timeout_ms: int | None,
 ) -> dict[ClientQuotaEntity, dict[str, float]]:
     body = describe_request(filters, strict)
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def call() -> tuple[int, DescribeClientQuotasResponse]:
-        return await admin._send(None, apis.DESCRIBE_CLIENT_QUOTAS, lambda v: body, deadline)
+        return await router.send(None, apis.DESCRIBE_CLIENT_QUOTAS, lambda v: body, deadline)
 
-    _, resp = await admin._with_retries(deadline, call)
-    admin._note_errors([resp.error_code])
+    _, resp = await router.with_retries(deadline, call)
+    router.note_errors([resp.error_code])
     return describe_results(resp)
 
 
 async def alter_client_quotas(
-    admin: AdminClient,
+    router: Router,
     alterations: Sequence[ClientQuotaAlteration],
     *,
     validate_only: bool,
@@ -276,14 +274,14 @@ async def alter_client_quotas(
     if not body.entries:
         return ResultMap()
     asked = [a.entity for a in alterations]
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def call() -> tuple[int, AlterClientQuotasResponse]:
-        return await admin._send(None, apis.ALTER_CLIENT_QUOTAS, lambda v: body, deadline)
+        return await router.send(None, apis.ALTER_CLIENT_QUOTAS, lambda v: body, deadline)
 
-    _, resp = await admin._with_retries(deadline, call)
+    _, resp = await router.with_retries(deadline, call)
     got = alter_results(resp, asked)
-    admin._note_errors(e.error_code for e in resp.entries)
+    router.note_errors(e.error_code for e in resp.entries)
     result = ResultMap(got)
     if raise_on_error:
         result.raise_first()

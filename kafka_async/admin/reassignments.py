@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..cluster.routing import error_or_none
 from ..errors import ConfigError, KafkaError, error_for_code
 from ..protocol.apis.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
@@ -32,6 +33,7 @@ from ..protocol.apis.list_partition_reassignments import (
     ListPartitionReassignmentsTopics,
 )
 from ..structs import TopicPartition
+from .mapping import unsupported
 
 __all__ = ["PartitionReassignment", "ReassignmentResult"]
 
@@ -129,8 +131,6 @@ def alter_request(
     """The AlterPartitionReassignments body (v1 adds the replication-factor guard; v0
     brokers always allow a change, so only ``True`` can be sent to them)."""
     if version < 1 and not allow_replication_factor_change:
-        from .mapping import unsupported
-
         raise unsupported(
             "AlterPartitionReassignments", "allow_replication_factor_change=False", version
         )
@@ -154,12 +154,12 @@ def alter_results(
 ) -> tuple[KafkaError | None, dict[TopicPartition, ReassignmentResult]]:
     """The request-level error (if any) and one result per partition asked about (a
     partition the answer left out gets a client-side error saying so)."""
-    top = _err(resp.error_code, resp.error_message)
+    top = error_or_none(resp.error_code, resp.error_message)
     got: dict[TopicPartition, ReassignmentResult] = {}
     for t in resp.responses:
         for p in t.partitions:
             got[TopicPartition(t.name, p.partition_index)] = ReassignmentResult(
-                t.name, p.partition_index, _err(p.error_code, p.error_message)
+                t.name, p.partition_index, error_or_none(p.error_code, p.error_message)
             )
     out: dict[TopicPartition, ReassignmentResult] = {}
     for tp in asked:
@@ -199,8 +199,4 @@ def list_results(
                 tuple(p.adding_replicas),
                 tuple(p.removing_replicas),
             )
-    return _err(resp.error_code, resp.error_message), out
-
-
-def _err(code: int, message: str | None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)
+    return error_or_none(resp.error_code, resp.error_message), out

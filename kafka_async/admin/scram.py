@@ -19,7 +19,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError, KafkaError, UnknownServerError, error_for_code
+from ..cluster.routing import error_or_none
+from ..errors import ConfigError, KafkaError, UnknownServerError
 from ..protocol.apis.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
@@ -226,7 +227,8 @@ def alter_results(
 ) -> dict[str, UserScramResult]:
     """Per-user results, in the order asked; a user the broker left out gets an error."""
     got = {
-        r.user: UserScramResult(r.user, _error(r.error_code, r.error_message)) for r in resp.results
+        r.user: UserScramResult(r.user, error_or_none(r.error_code, r.error_message))
+        for r in resp.results
     }
     return {
         u: got.get(u) or UserScramResult(u, UnknownServerError("the broker returned no result"))
@@ -246,7 +248,7 @@ def describe_results(
     resp: DescribeUserScramCredentialsResponse,
 ) -> tuple[KafkaError | None, dict[str, UserScramCredentials]]:
     """(top-level error, per-user credentials) of DescribeUserScramCredentials."""
-    top = _error(resp.error_code, resp.error_message)
+    top = error_or_none(resp.error_code, resp.error_message)
     out: dict[str, UserScramCredentials] = {}
     for r in resp.results:
         infos = tuple(
@@ -254,9 +256,7 @@ def describe_results(
             for i in r.credential_infos
             if i.mechanism in (1, 2)
         )
-        out[r.user] = UserScramCredentials(r.user, infos, _error(r.error_code, r.error_message))
+        out[r.user] = UserScramCredentials(
+            r.user, infos, error_or_none(r.error_code, r.error_message)
+        )
     return top, out
-
-
-def _error(code: int, message: str | None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)

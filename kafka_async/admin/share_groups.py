@@ -19,8 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ..cluster.routing import (
+    COORDINATOR_LOADING,
+    COORDINATOR_MOVED,
+    Router,
+    error_code,
+    error_or_none,
+)
 from ..errors import ConfigError, KafkaError, UnknownServerError, error_for_code
 from ..protocol import apis
 from ..protocol.apis.alter_share_group_offsets import (
@@ -45,10 +51,9 @@ from ..protocol.apis.share_group_describe import (
     ShareGroupDescribeResponse,
 )
 from ..structs import TopicPartition
-from .results import DeleteGroupResult, GroupListing, PartitionResult, ResultMap
-
-if TYPE_CHECKING:
-    from .client import AdminClient
+from . import checks
+from .mapping import authorized_ops
+from .results import PartitionResult, ResultMap
 
 __all__ = [
     "ShareGroupDescription",
@@ -58,16 +63,6 @@ __all__ = [
 ]
 
 _NO_AUTHORIZED_OPS = -(2**31)
-
-
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)
-
-
-def _code(err: KafkaError | None) -> int:
-    from .mapping import error_code
-
-    return error_code(err)
 
 
 @dataclass(frozen=True)
@@ -125,13 +120,14 @@ class ShareGroupTopicResult:
 def describe_results(
     resp: ShareGroupDescribeResponse, coordinator: int, with_ops: bool
 ) -> dict[str, ShareGroupDescription]:
-    from .mapping import _ops
 
     out: dict[str, ShareGroupDescription] = {}
     for g in resp.groups:
         if g.error_code:
             out[g.group_id] = ShareGroupDescription(
-                g.group_id, coordinator=coordinator, error=_err(g.error_code, g.error_message)
+                g.group_id,
+                coordinator=coordinator,
+                error=error_or_none(g.error_code, g.error_message),
             )
             continue
         members = tuple(
@@ -161,7 +157,7 @@ def describe_results(
             members=members,
             coordinator=coordinator,
             authorized_operations=(
-                _ops(g.authorized_operations)
+                authorized_ops(g.authorized_operations)
                 if with_ops and g.authorized_operations != _NO_AUTHORIZED_OPS
                 else None
             ),
@@ -194,14 +190,14 @@ def offsets_results(
         if g.group_id != group_id:
             continue
         if g.error_code:
-            return _err(g.error_code, g.error_message), {}
+            return error_or_none(g.error_code, g.error_message), {}
         out = {
             TopicPartition(t.topic_name, p.partition_index): ShareGroupOffset(
                 t.topic_name,
                 p.partition_index,
                 p.start_offset,
                 p.leader_epoch,
-                _err(p.error_code, p.error_message),
+                error_or_none(p.error_code, p.error_message),
             )
             for t in g.topics
             for p in t.partitions
@@ -232,7 +228,7 @@ def alter_request(
 def alter_results(resp: AlterShareGroupOffsetsResponse) -> dict[TopicPartition, PartitionResult]:
     return {
         TopicPartition(t.topic_name, p.partition_index): PartitionResult(
-            t.topic_name, p.partition_index, _err(p.error_code, p.error_message)
+            t.topic_name, p.partition_index, error_or_none(p.error_code, p.error_message)
         )
         for t in resp.responses
         for p in t.partitions
@@ -248,7 +244,9 @@ def delete_request(group_id: str, topics: Sequence[str]) -> DeleteShareGroupOffs
 
 def delete_results(resp: DeleteShareGroupOffsetsResponse) -> dict[str, ShareGroupTopicResult]:
     return {
-        t.topic_name: ShareGroupTopicResult(t.topic_name, _err(t.error_code, t.error_message))
+        t.topic_name: ShareGroupTopicResult(
+            t.topic_name, error_or_none(t.error_code, t.error_message)
+        )
         for t in resp.responses
     }
 
@@ -256,36 +254,34 @@ def delete_results(resp: DeleteShareGroupOffsetsResponse) -> dict[str, ShareGrou
 # -- the calls ------------------------------------------------------------------------------
 
 
-async def list_share_groups(
-    admin: AdminClient, *, states: Sequence[str] | None, timeout_ms: int | None
-) -> list[GroupListing]:
-    return await admin.list_groups(states=states, types=["share"], timeout_ms=timeout_ms)
+def _moved(code: int) -> bool:
+    """A group-level answer that sends the request to the coordinator again."""
+    return code in COORDINATOR_MOVED | COORDINATOR_LOADING
 
 
 async def describe_share_groups(
-    admin: AdminClient,
+    router: Router,
     group_ids: Sequence[str],
     *,
     include_authorized_operations: bool,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[str, ShareGroupDescription]:
-    from .client import _group_ids
 
-    groups = _group_ids(group_ids)
-    deadline = admin._deadline(timeout_ms)
+    groups = checks.group_ids(group_ids)
+    deadline = router.deadline(timeout_ms)
 
     async def send(node: int, gs: Sequence[str]) -> Mapping[str, ShareGroupDescription]:
         body = ShareGroupDescribeRequest(
             group_ids=list(gs), include_authorized_operations=include_authorized_operations
         )
-        _, resp = await admin._send(node, apis.SHARE_GROUP_DESCRIBE, lambda v: body, deadline)
+        _, resp = await router.send(node, apis.SHARE_GROUP_DESCRIBE, lambda v: body, deadline)
         return describe_results(resp, node, include_authorized_operations)
 
-    got = await admin._per_group(
+    got = await router.per_coordinator(
         groups,
         send,
-        lambda r: _code(r.error),
+        lambda r: error_code(r.error),
         deadline,
         lambda g, e: ShareGroupDescription(g, error=e),
     )
@@ -295,42 +291,35 @@ async def describe_share_groups(
     return result
 
 
-async def delete_share_groups(
-    admin: AdminClient, group_ids: Sequence[str], *, timeout_ms: int | None, raise_on_error: bool
-) -> ResultMap[str, DeleteGroupResult]:
-    return await admin.delete_groups(
-        group_ids, timeout_ms=timeout_ms, raise_on_error=raise_on_error
-    )
-
-
 async def list_share_group_offsets(
-    admin: AdminClient,
+    router: Router,
     group_id: str,
     partitions: Sequence[TopicPartition] | None,
     *,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[TopicPartition, ShareGroupOffset]:
-    from . import mapping as m
-    from .client import _tp, _unique
 
-    tps = None if partitions is None else _unique((_tp(p) for p in partitions), "partition")
+    tps = (
+        None
+        if partitions is None
+        else checks.unique((checks.topic_partition(p) for p in partitions), "partition")
+    )
     body = offsets_request(group_id, tps)
-    deadline = admin._deadline(timeout_ms)
-    while True:
-        _, resp = await admin._group_call(
-            group_id, apis.DESCRIBE_SHARE_GROUP_OFFSETS, lambda v: body, deadline
-        )
-        error, got = offsets_results(resp, group_id)
-        code = _code(error)
-        if code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT and await admin._backoff(deadline):
-            admin._forget_coordinator(group_id)
-            continue
-        break
+    deadline = router.deadline(timeout_ms)
+    _, resp = await router.to_coordinator(
+        checks.group_id(group_id),
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS,
+        lambda v: body,
+        deadline,
+        moved=lambda v, r: _moved(error_code(offsets_results(r, group_id)[0])),
+    )
+    error, got = offsets_results(resp, group_id)
+    code = error_code(error)
     if error is not None:
-        admin._note_errors([code])
+        router.note_errors([code])
         raise error
-    admin._note_errors(_code(r.error) for r in got.values())
+    router.note_errors(error_code(r.error) for r in got.values())
     if tps is not None:
         got = {tp: got.get(tp, ShareGroupOffset(tp.topic, tp.partition)) for tp in tps}
     result: ResultMap[TopicPartition, ShareGroupOffset] = ResultMap(got)
@@ -340,41 +329,36 @@ async def list_share_group_offsets(
 
 
 async def alter_share_group_offsets(
-    admin: AdminClient,
+    router: Router,
     group_id: str,
     offsets: Mapping[TopicPartition, int],
     *,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[TopicPartition, PartitionResult]:
-    from . import mapping as m
-    from .client import _tp
 
     if not isinstance(offsets, Mapping) or not offsets:
         raise ConfigError("alter_share_group_offsets expects a non-empty mapping")
     checked: dict[TopicPartition, int] = {}
     for key, offset in offsets.items():
-        tp = _tp(key)
+        tp = checks.topic_partition(key)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ConfigError(f"start offset for {tp} must be a non-negative int, got {offset!r}")
         checked[tp] = offset
     body = alter_request(group_id, checked)
-    deadline = admin._deadline(timeout_ms)
-    while True:
-        _, resp = await admin._group_call(
-            group_id, apis.ALTER_SHARE_GROUP_OFFSETS, lambda v: body, deadline
-        )
-        if resp.error_code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT and (
-            await admin._backoff(deadline)
-        ):
-            admin._forget_coordinator(group_id)
-            continue
-        break
+    deadline = router.deadline(timeout_ms)
+    _, resp = await router.to_coordinator(
+        checks.group_id(group_id),
+        apis.ALTER_SHARE_GROUP_OFFSETS,
+        lambda v: body,
+        deadline,
+        moved=lambda v, r: _moved(r.error_code),
+    )
     if resp.error_code:
-        admin._note_errors([resp.error_code])
+        router.note_errors([resp.error_code])
         raise error_for_code(resp.error_code, resp.error_message or None)
     got = alter_results(resp)
-    admin._note_errors(_code(r.error) for r in got.values())
+    router.note_errors(error_code(r.error) for r in got.values())
     missing = UnknownServerError("the coordinator returned no result for this partition")
     out = {tp: got.get(tp) or PartitionResult(tp.topic, tp.partition, missing) for tp in checked}
     result: ResultMap[TopicPartition, PartitionResult] = ResultMap(out)
@@ -384,36 +368,31 @@ async def alter_share_group_offsets(
 
 
 async def delete_share_group_offsets(
-    admin: AdminClient,
+    router: Router,
     group_id: str,
     topics: Sequence[str],
     *,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[str, ShareGroupTopicResult]:
-    from . import mapping as m
-    from .client import _names
 
-    names = _names(topics)
+    names = checks.topic_names(topics)
     if not names:
         raise ConfigError("delete_share_group_offsets needs at least one topic")
     body = delete_request(group_id, names)
-    deadline = admin._deadline(timeout_ms)
-    while True:
-        _, resp = await admin._group_call(
-            group_id, apis.DELETE_SHARE_GROUP_OFFSETS, lambda v: body, deadline
-        )
-        if resp.error_code in m.COORDINATOR_RETRY | m.COORDINATOR_WAIT and (
-            await admin._backoff(deadline)
-        ):
-            admin._forget_coordinator(group_id)
-            continue
-        break
+    deadline = router.deadline(timeout_ms)
+    _, resp = await router.to_coordinator(
+        checks.group_id(group_id),
+        apis.DELETE_SHARE_GROUP_OFFSETS,
+        lambda v: body,
+        deadline,
+        moved=lambda v, r: _moved(r.error_code),
+    )
     if resp.error_code:
-        admin._note_errors([resp.error_code])
+        router.note_errors([resp.error_code])
         raise error_for_code(resp.error_code, resp.error_message or None)
     got = delete_results(resp)
-    admin._note_errors(_code(r.error) for r in got.values())
+    router.note_errors(error_code(r.error) for r in got.values())
     missing = UnknownServerError("the coordinator returned no result for this topic")
     out = {t: got.get(t) or ShareGroupTopicResult(t, missing) for t in names}
     result = ResultMap(out)

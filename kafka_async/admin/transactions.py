@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 from .. import errors as E
-from ..cluster.routing import gather
+from ..cluster.routing import Router, error_code, error_or_none, gather
 from ..errors import ConfigError, KafkaError, error_for_code
 from ..protocol import apis
 from ..protocol.apis.describe_producers import (
@@ -49,10 +48,9 @@ from ..protocol.apis.write_txn_markers import (
     WriteTxnMarkersResponse,
 )
 from ..structs import TopicPartition
+from . import checks
+from .mapping import unsupported
 from .results import ResultMap
-
-if TYPE_CHECKING:
-    from .client import AdminClient
 
 __all__ = [
     "AbortTransactionSpec",
@@ -70,22 +68,11 @@ FENCE_TRANSACTION_TIMEOUT_MS = 1
 CONCURRENT_TRANSACTIONS = E.ConcurrentTransactionsError.code
 
 
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return None if code == 0 else error_for_code(code, message or None)
-
-
-def _code(err: KafkaError | None) -> int:
-    from .mapping import error_code
-
-    return error_code(err)
-
-
 def _ids(values: Sequence[str] | str, what: str) -> list[str]:
-    from .client import _unique
 
     if isinstance(values, str):
         raise ConfigError(f"expected a list of {what}s, got the string {values!r}")
-    out = _unique(values, what)
+    out = checks.unique(values, what)
     for v in out:
         if not isinstance(v, str) or not v:
             raise ConfigError(f"{what}s must be non-empty strings, got {v!r}")
@@ -159,9 +146,7 @@ class AbortTransactionSpec:
     coordinator_epoch: int
 
     def __post_init__(self) -> None:
-        from .client import _tp
-
-        object.__setattr__(self, "partition", _tp(self.partition))
+        object.__setattr__(self, "partition", checks.topic_partition(self.partition))
         for name, lo, hi in (
             ("producer_id", 0, 2**63 - 1),
             ("producer_epoch", 0, 2**15 - 1),
@@ -208,7 +193,6 @@ def list_request(
     version: int,
 ) -> ListTransactionsRequest:
     """ListTransactions with the filters given; a filter the version lacks raises."""
-    from .mapping import unsupported
 
     if duration_ms is not None and version < 1:
         raise unsupported("ListTransactions", "filtering by duration", version)
@@ -239,7 +223,7 @@ def descriptions(
     for s in resp.transaction_states:
         if s.error_code:
             out[s.transactional_id] = TransactionDescription(
-                s.transactional_id, coordinator=coordinator, error=_err(s.error_code)
+                s.transactional_id, coordinator=coordinator, error=error_or_none(s.error_code)
             )
             continue
         out[s.transactional_id] = TransactionDescription(
@@ -285,7 +269,7 @@ def producers_results(resp: DescribeProducersResponse) -> dict[TopicPartition, P
                     )
                     for s in p.active_producers
                 ),
-                _err(p.error_code, p.error_message),
+                error_or_none(p.error_code, p.error_message),
             )
     return out
 
@@ -327,7 +311,7 @@ def abort_result(resp: WriteTxnMarkersResponse, spec: AbortTransactionSpec) -> i
 
 
 async def list_transactions(
-    admin: AdminClient,
+    router: Router,
     *,
     states: Sequence[str] | None,
     producer_ids: Sequence[int] | None,
@@ -344,28 +328,28 @@ async def list_transactions(
         isinstance(duration_ms, bool) or not isinstance(duration_ms, int) or duration_ms < 0
     ):
         raise ConfigError(f"duration_ms must be a non-negative int, got {duration_ms!r}")
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     # Each broker's answer is its listings or its error (the engine retries a coordinator
     # still loading and a dropped connection).
     async def send(node: int) -> list[TransactionListing] | KafkaError:
-        _, resp = await admin._send(
+        _, resp = await router.send(
             node,
             apis.LIST_TRANSACTIONS,
             lambda v: list_request(states, producer_ids, duration_ms, transactional_id_pattern, v),
             deadline,
         )
-        admin._note_errors([resp.error_code])
+        router.note_errors([resp.error_code])
         try:
             return listings(resp, node)
         except KafkaError as exc:
             return exc
 
-    found = await admin._per_broker(
+    found = await router.per_broker(
         None,
         send,
         lambda node, e: e,
-        lambda r: _code(r) if isinstance(r, KafkaError) else 0,
+        lambda r: error_code(r) if isinstance(r, KafkaError) else 0,
         deadline,
         retry_codes=frozenset({E.CoordinatorLoadInProgressError.code}),
     )
@@ -380,7 +364,7 @@ async def list_transactions(
 
 
 async def describe_transactions(
-    admin: AdminClient,
+    router: Router,
     transactional_ids: Sequence[str],
     *,
     timeout_ms: int | None,
@@ -389,17 +373,17 @@ async def describe_transactions(
     ids = _ids(transactional_ids, "transactional id")
     if not ids:
         return ResultMap()
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def send(node: int, batch: Sequence[str]) -> Mapping[str, TransactionDescription]:
         body = DescribeTransactionsRequest(transactional_ids=list(batch))
-        _, resp = await admin._send(node, apis.DESCRIBE_TRANSACTIONS, lambda v: body, deadline)
+        _, resp = await router.send(node, apis.DESCRIBE_TRANSACTIONS, lambda v: body, deadline)
         return descriptions(resp, node)
 
-    got = await admin._per_group(
+    got = await router.per_coordinator(
         ids,
         send,
-        lambda r: _code(r.error),
+        lambda r: error_code(r.error),
         deadline,
         lambda t, e: TransactionDescription(t, error=e),
         key_type=_TRANSACTION,
@@ -411,30 +395,29 @@ async def describe_transactions(
 
 
 async def describe_producers(
-    admin: AdminClient,
+    router: Router,
     partitions: Sequence[TopicPartition],
     *,
     timeout_ms: int | None,
     raise_on_error: bool,
 ) -> ResultMap[TopicPartition, PartitionProducers]:
-    from .client import _tp, _unique
 
-    tps = _unique((_tp(p) for p in partitions), "partition")
+    tps = checks.unique((checks.topic_partition(p) for p in partitions), "partition")
     if not tps:
         raise ConfigError("describe_producers needs at least one partition")
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def send(
         node: int, batch: Sequence[TopicPartition]
     ) -> Mapping[TopicPartition, PartitionProducers]:
         body = producers_request(batch)
-        _, resp = await admin._send(node, apis.DESCRIBE_PRODUCERS, lambda v: body, deadline)
+        _, resp = await router.send(node, apis.DESCRIBE_PRODUCERS, lambda v: body, deadline)
         return producers_results(resp)
 
-    got = await admin._per_leader(
+    got = await router.per_leader(
         tps,
         send,
-        lambda r: _code(r.error),
+        lambda r: error_code(r.error),
         deadline,
         lambda tp, e: PartitionProducers(tp.topic, tp.partition, error=e),
     )
@@ -452,27 +435,27 @@ class _AbortResult:
 
 
 async def abort_transaction(
-    admin: AdminClient, spec: AbortTransactionSpec, *, timeout_ms: int | None
+    router: Router, spec: AbortTransactionSpec, *, timeout_ms: int | None
 ) -> None:
     if not isinstance(spec, AbortTransactionSpec):
         raise ConfigError(f"abort_transaction expects an AbortTransactionSpec, got {spec!r}")
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
     tp = spec.partition
 
     async def send(
         node: int, batch: Sequence[TopicPartition]
     ) -> Mapping[TopicPartition, _AbortResult]:
         body = abort_request(spec)
-        _, resp = await admin._send(node, apis.WRITE_TXN_MARKERS, lambda v: body, deadline)
+        _, resp = await router.send(node, apis.WRITE_TXN_MARKERS, lambda v: body, deadline)
         code = abort_result(resp, spec)
         if code == -1:
             return {
                 tp: _AbortResult(E.UnknownServerError("the leader's answer left out the marker"))
             }
-        return {tp: _AbortResult(_err(code))}
+        return {tp: _AbortResult(error_or_none(code))}
 
-    got = await admin._per_leader(
-        [tp], send, lambda r: _code(r.error), deadline, lambda _, e: _AbortResult(e)
+    got = await router.per_leader(
+        [tp], send, lambda r: error_code(r.error), deadline, lambda _, e: _AbortResult(e)
     )
     error = got[tp].error
     if error is not None:
@@ -480,7 +463,7 @@ async def abort_transaction(
 
 
 async def fence_producers(
-    admin: AdminClient,
+    router: Router,
     transactional_ids: Sequence[str],
     *,
     timeout_ms: int | None,
@@ -489,7 +472,7 @@ async def fence_producers(
     ids = _ids(transactional_ids, "transactional id")
     if not ids:
         return ResultMap()
-    deadline = admin._deadline(timeout_ms)
+    deadline = router.deadline(timeout_ms)
 
     async def send(node: int, batch: Sequence[str]) -> Mapping[str, FenceProducerResult]:
         # InitProducerId carries one transactional id: one request per id, concurrently.
@@ -500,19 +483,19 @@ async def fence_producers(
                 transactional_id=tid, transaction_timeout_ms=FENCE_TRANSACTION_TIMEOUT_MS
             )
             # A failed connection fails the whole batch, which the fan-out sends again.
-            _, resp = await admin._send(node, apis.INIT_PRODUCER_ID, lambda v: body, deadline)
+            _, resp = await router.send(node, apis.INIT_PRODUCER_ID, lambda v: body, deadline)
             if resp.error_code:
-                out[tid] = FenceProducerResult(tid, error=_err(resp.error_code))
+                out[tid] = FenceProducerResult(tid, error=error_or_none(resp.error_code))
             else:
                 out[tid] = FenceProducerResult(tid, resp.producer_id, resp.producer_epoch)
 
         await gather([partial(one, t) for t in batch])
         return out
 
-    got = await admin._per_group(
+    got = await router.per_coordinator(
         ids,
         send,
-        lambda r: _code(r.error),
+        lambda r: error_code(r.error),
         deadline,
         lambda t, e: FenceProducerResult(t, error=e),
         key_type=_TRANSACTION,

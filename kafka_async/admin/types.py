@@ -548,7 +548,7 @@ class AclBinding:
         object.__setattr__(self, "permission_type", perm)
 
     @classmethod
-    def _from_wire(
+    def from_wire(
         cls,
         resource_type: int,
         name: str,

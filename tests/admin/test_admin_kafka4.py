@@ -283,11 +283,11 @@ async def test_describe_topic_partitions_follows_the_cursor(
     topic = new_topic(5)
     other = new_topic(1)
     # The broker's own answer to one page limited to two partitions, before our paging runs.
-    _, page = await admin._send(
+    _, page = await admin.router.send(
         None,
         DESCRIBE_TOPIC_PARTITIONS,
         lambda v: topic_partitions_request([topic, other], 2, None),
-        admin._deadline(10_000),
+        admin.router.deadline(10_000),
     )
     sent = sum(len(t.partitions) for t in page.topics)
     if sent > 2:

@@ -32,6 +32,7 @@ from kafka_async.admin import (
 )
 from kafka_async.admin import mapping as m
 from kafka_async.admin.results import CreatePartitionsResult
+from kafka_async.cluster.routing import error_code
 from kafka_async.errors import (
     ConfigError,
     GroupIdNotFoundError,
@@ -160,7 +161,7 @@ def test_not_controller_is_a_retry_code() -> None:
     resp = wire(apis.CREATE_TOPICS, 5, {"topics": [{"name": "x", "error_code": 41}]})
     err = m.create_topics_results(resp)["x"].error
     assert isinstance(err, NotControllerError)
-    assert m.error_code(err) in m.CONTROLLER_RETRY
+    assert error_code(err) in m.CONTROLLER_RETRY
 
 
 @pytest.mark.parametrize("version", [0, 5, 6])
@@ -317,7 +318,7 @@ def test_group_descriptions_decode_consumer_assignments() -> None:
     assert member.group_instance_id == "i1"
     assert member.raw_assignment == assignment
     assert isinstance(got["moved"].error, NotCoordinatorError)
-    assert m.error_code(got["moved"].error) in m.COORDINATOR_RETRY
+    assert error_code(got["moved"].error) in m.COORDINATOR_RETRY
 
 
 def test_group_descriptions_tolerate_non_consumer_protocols() -> None:
@@ -546,7 +547,7 @@ def test_alter_configs_requests_and_results() -> None:
     got = m.alter_configs_results(resp, [t, b])
     assert got[t].error is None
     assert got[b].error is not None
-    assert m.error_code(got[b].error) == 40
+    assert error_code(got[b].error) == 40
 
 
 # -- offsets and records -------------------------------------------------------------------
@@ -588,7 +589,7 @@ def test_list_offsets_results_v0_and_v9() -> None:
     )
     got = m.list_offsets_results(v0, 0)
     assert got[TP("t", 0)].offset == 42
-    assert m.error_code(got[TP("t", 1)].error) in m.LEADER_RETRY
+    assert error_code(got[TP("t", 1)].error) in m.LEADER_RETRY
     v9 = wire(
         apis.LIST_OFFSETS,
         9,
@@ -634,7 +635,7 @@ def test_delete_records_request_and_results() -> None:
     got = m.delete_records_results(resp)
     assert got[TP("t", 0)].low_watermark == 5
     assert got[TP("t", 0)].error is None
-    assert m.error_code(got[TP("t", 1)].error) == 1
+    assert error_code(got[TP("t", 1)].error) == 1
 
 
 # -- ACLs ----------------------------------------------------------------------------------
@@ -734,7 +735,7 @@ def test_acl_results_map_back_to_bindings() -> None:
     assert got.error is None
     ((failed_acl, failed_error),) = got.match_errors
     assert failed_acl.principal == "User:bob"
-    assert m.error_code(failed_error) == 31
+    assert error_code(failed_error) == 31
 
 
 # -- argument validation -------------------------------------------------------------------
