@@ -13,8 +13,10 @@ errors (NOT_CONTROLLER, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER, a dropped conne
 are retried against refreshed metadata with backoff until that deadline; every other error
 is final and reported *per item* in the returned :class:`~kafka_async.admin.ResultMap`, so
 one failed topic never hides the others. ``raise_on_error=True`` raises the first item
-error instead. Request bodies and result mapping live in the pure ``mapping`` module; this
-module only routes, sends and retries.
+error instead. Request bodies and result mapping live in the pure ``mapping`` module (and
+the topic modules), argument checks in ``checks``; the routing, the deadlines, the backoff and
+the retry rules in the cluster layer's :class:`~kafka_async.cluster.routing.Router`, which
+this client and its topic modules send every request through.
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import anyio
 
 from ..cluster.client import ClusterClient
 from ..cluster.lifecycle import Lifecycle
@@ -506,7 +506,7 @@ class AdminClient:
             described = await self.describe_groups(
                 classic,
                 include_authorized_operations=include_authorized_operations,
-                timeout_ms=max(1, int((deadline.at - anyio.current_time()) * 1000)),
+                timeout_ms=deadline.remaining_ms(),
             )
             for g in classic:
                 got[g] = m.consumer_group_from_classic(described[g])

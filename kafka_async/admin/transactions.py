@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from .. import errors as E
+from ..cluster import TRANSACTION
 from ..cluster.routing import Router, error_code, error_or_none, gather
 from ..errors import ConfigError, KafkaError, error_for_code
 from ..protocol import apis
@@ -61,7 +62,6 @@ __all__ = [
     "TransactionListing",
 ]
 
-_TRANSACTION = 1  # FindCoordinator key type of a transactional id
 #: A fence sends InitProducerId with this transaction timeout, as the Java admin client does:
 #: the fencing epoch never runs a transaction of its own.
 FENCE_TRANSACTION_TIMEOUT_MS = 1
@@ -386,7 +386,7 @@ async def describe_transactions(
         lambda r: error_code(r.error),
         deadline,
         lambda t, e: TransactionDescription(t, error=e),
-        key_type=_TRANSACTION,
+        key_type=TRANSACTION,
     )
     result = ResultMap({t: got[t] for t in ids if t in got})
     if raise_on_error:
@@ -498,7 +498,7 @@ async def fence_producers(
         lambda r: error_code(r.error),
         deadline,
         lambda t, e: FenceProducerResult(t, error=e),
-        key_type=_TRANSACTION,
+        key_type=TRANSACTION,
         # The previous epoch's transaction is still being aborted: ask again.
         retry_codes=frozenset({CONCURRENT_TRANSACTIONS}),
     )
