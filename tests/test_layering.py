@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,36 @@ def test_the_private_import_rule_catches_one(tmp_path: Path) -> None:
     mod = pkg / "sub" / "b.py"
     mod.write_text("from .a import _y, ok\nfrom . import _inner\nfrom ..errors import __all__\n")
     assert _private_imports(mod, pkg) == [("sub/b.py", "sub/a", "_y", 1)]
+
+
+def _c_sources() -> list[Path]:
+    return sorted([*ROOT.rglob("*.c"), *ROOT.rglob("*.h")])
+
+
+def _c_code(path: Path) -> str:
+    """A C file without its comments."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", "", path.read_text(), flags=re.S)
+
+
+#: Names of the producer's and consumer's classes: code of a layer below them does not read
+#: their fields by name (the producer's C fast path lives in producer/, not records/).
+_UPPER_CLASS_WORDS = re.compile(
+    r"\b(Producer\w*|Sender|ClusterClient|RecordAccumulator|Delivery|PartitionState|"
+    r"Enqueuer|Consumer\w*|Fetcher)\b|\b(producer|consumer|sender)\b"
+)
+
+
+@pytest.mark.parametrize("path", _c_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_c_extension_respects_layers(path: Path) -> None:
+    """The C extensions follow the same rules: the modules they import (by name, in a
+    string) are of their own layer or below, and a records extension names no producer or
+    consumer class (outside comments): it reads no field of theirs."""
+    rel = path.relative_to(ROOT).parts
+    package = rel[0]
+    code = _c_code(path)
+    named = {m.split(".")[1] for m in re.findall(r'"(kafka_async\.\w+)', code)}
+    bad = named & FORBIDDEN.get(package, set())
+    assert not bad, f"kafka_async/{'/'.join(rel)} reaches into {sorted(bad)}"
+    if package == "records":
+        words = sorted({m.group(0) for m in _UPPER_CLASS_WORDS.finditer(code)})
+        assert not words, f"kafka_async/{'/'.join(rel)} names {words} (a layer above records)"
