@@ -70,7 +70,7 @@ unit: $(STAMP)
 generate: $(STAMP)
 	$(BIN)/python -m tools.generate_protocol
 	$(BIN)/python -m tools.generate_settings
-	$(BIN)/python tools/generate_errors.py
+	$(BIN)/python -m tools.generate_errors
 
 # make bench BROKER=apache: the broker suites on Apache Kafka (with the Java client's tools).
 bench: $(STAMP)

@@ -5,8 +5,8 @@ at import time) so that type checkers, IDEs and the API docs see every class. On
 region between the GENERATED markers of ``errors.py`` is rewritten; the base classes, the
 client-side errors and ``for_code`` around it are hand-written.
 
-    python tools/generate_errors.py           # rewrite the region (``make generate``)
-    python tools/generate_errors.py --check   # exit 1 when errors.py differs from the table
+    python -m tools.generate_errors           # rewrite the region (``make generate``)
+    python -m tools.generate_errors --check   # exit 1 when errors.py differs from the table
 
 ``tests/test_errors_generated.py`` runs the check, so an edited table that was not
 regenerated (or a hand edit inside the region) fails the unit tier.
