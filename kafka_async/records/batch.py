@@ -202,6 +202,20 @@ class RecordBatch:
     _end: int
     _max_size: int
 
+    def __init__(
+        self,
+        buf: bytes = b"",
+        start: int = 0,
+        end: int = 0,
+        max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ) -> None:
+        """A batch whose records are ``buf[start:end]`` (header fields are set by the
+        decoder); ``max_size`` caps their decompressed size."""
+        self._buf = buf
+        self._start = start
+        self._end = end
+        self._max_size = max_size
+
     @property
     def compression_type(self) -> int:
         """Codec id: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd."""
@@ -329,7 +343,7 @@ def decode_batches(
         if magic == MAGIC:
             if length < MIN_BATCH_LENGTH:
                 raise CorruptRecordError(f"batch at byte {pos} is too short ({length} bytes)")
-            batch = RecordBatch()
+            batch = RecordBatch(buf, pos + HEADER_SIZE, end, max_decompressed_size)
             (
                 batch.base_offset,
                 batch.batch_length,
@@ -354,10 +368,6 @@ def decode_batches(
                     )
             if batch.record_count < 0:
                 raise CorruptRecordError(f"batch at byte {pos} has a negative record count")
-            batch._buf = buf
-            batch._start = pos + HEADER_SIZE
-            batch._end = end
-            batch._max_size = max_decompressed_size
             yield batch
         elif magic in (0, 1):
             from .legacy import decode_legacy_entry

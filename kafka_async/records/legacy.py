@@ -18,6 +18,7 @@ import zlib
 from ..errors import CorruptRecordError, UnsupportedCodecError
 from . import compression as _codecs
 from .batch import ATTR_COMPRESSION_MASK, ATTR_TIMESTAMP_TYPE, Record, RecordBatch
+from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 
 _ENTRY = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _INT32 = struct.Struct(">i")
@@ -36,6 +37,18 @@ class LegacyRecordBatch(RecordBatch):
     __slots__ = ("_records",)
 
     _records: list[Record]
+
+    def __init__(
+        self,
+        buf: bytes = b"",
+        start: int = 0,
+        end: int = 0,
+        max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+        records: list[Record] | None = None,
+    ) -> None:
+        """A top-level entry ``buf[start:end]`` whose records are decoded already."""
+        super().__init__(buf, start, end, max_size)
+        self._records = records if records is not None else []
 
     @property
     def timestamp_type(self) -> int:
@@ -155,7 +168,7 @@ def decode_legacy_entry(
             value = _fix_old_lz4_header(value)
         inner = _codecs.decompress(codec, value, max_decompressed_size)
         records = _decode_inner(inner, offset, magic, timestamp if log_append else None)
-    batch = LegacyRecordBatch()
+    batch = LegacyRecordBatch(buf, pos, end, max_decompressed_size, records)
     batch.base_offset = records[0].offset
     batch.last_offset_delta = records[-1].offset - records[0].offset
     batch.batch_length = end - pos - 12
@@ -169,11 +182,6 @@ def decode_legacy_entry(
     batch.producer_epoch = -1
     batch.base_sequence = -1
     batch.record_count = len(records)
-    batch._buf = buf
-    batch._start = pos
-    batch._end = end
-    batch._max_size = max_decompressed_size
-    batch._records = records
     return batch
 
 
