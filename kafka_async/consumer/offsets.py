@@ -17,17 +17,30 @@ import anyio
 
 from .. import errors as E
 from ..cluster.client import ClusterClient
+from ..cluster.routing import (
+    COORDINATOR_LOADING,
+    COORDINATOR_MOVED,
+    RETRIABLE_CODES,
+    Deadline,
+    Router,
+    error_code,
+    send_request,
+)
 from ..errors import (
     BrokerResponseError,
     ConfigError,
-    IncompatibleBrokerVersionError,
     KafkaConnectionError,
+    KafkaError,
     KafkaTimeoutError,
-    TopicAuthorizationFailedError,
     error_for_code,
 )
 from ..protocol.apis import LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, OFFSET_FOR_LEADER_EPOCH
-from ..protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from ..protocol.apis.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
 from ..protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -43,11 +56,11 @@ from ..protocol.apis.offset_fetch import (
 )
 from ..protocol.apis.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
 from ..structs import OffsetAndMetadata, TopicPartition
-from ._io import send
 from .errors import CommitFailedError
 
 log = logging.getLogger(__name__)
@@ -66,15 +79,8 @@ GENERATION_ERRORS = frozenset(
 #: has now (a heartbeat moved it on meanwhile); retried with the current one.
 STALE_MEMBER_EPOCH = E.StaleMemberEpochError.code
 FENCED_INSTANCE_ID = E.FencedInstanceIdError.code
-_COORDINATOR_ERRORS = frozenset(
-    {
-        E.CoordinatorLoadInProgressError.code,
-        E.CoordinatorNotAvailableError.code,
-        E.NotCoordinatorError.code,
-    }
-)
-#: ListOffsets errors after which the leader is looked up again (errors.py's flags).
-_LEADER_ERRORS = E.INVALID_METADATA_CODES
+#: The coordinator moved or is loading: ask (a freshly looked-up) one again.
+_COORDINATOR_ERRORS = COORDINATOR_MOVED | COORDINATOR_LOADING
 #: OffsetFetch: a transactional commit is pending for the partition (retry shortly).
 _UNSTABLE_OFFSET_COMMIT = E.UnstableOffsetCommitError.code
 
@@ -99,10 +105,11 @@ class OffsetClient:
         retry_backoff: float = 0.1,
     ) -> None:
         self._client = client
+        #: Routing for the per-leader queries, and the backoff between retries.
+        self._router = Router(client, retry_backoff_ms=round(retry_backoff * 1000))
         self.group_id = group_id
         self._isolation = isolation_level
         self._timeout = request_timeout
-        self._backoff = retry_backoff
         self.commits = 0
         self.commit_failures = 0
         self._lock = anyio.Lock()
@@ -162,17 +169,19 @@ class OffsetClient:
             )
 
         last: BaseException | None = None
+        pause = Deadline.after(deadline)
         with anyio.move_on_after(deadline):
             while True:
                 try:
                     node = await self._coordinator()
-                    version, resp = await send(
+                    version, resp = await send_request(
                         self._client, node, OFFSET_FETCH, body, min_version=1
                     )
                 except (KafkaConnectionError, KafkaTimeoutError) as exc:
                     last = exc
                     self._coordinator_failed()
-                    await anyio.sleep(self._backoff)
+                    if not await self._router.backoff(pause):
+                        break
                     continue
                 topics: Sequence[OffsetFetchResponseTopic | OffsetFetchResponseTopics]
                 if version >= 8:
@@ -211,7 +220,8 @@ class OffsetClient:
                     if getattr(err, "invalid_coordinator", False):
                         self._coordinator_failed()
                     last = err
-                    await anyio.sleep(self._backoff)
+                    if not await self._router.backoff(pause):
+                        break
                     continue
                 for tp in wanted:
                     result.setdefault(tp, None)
@@ -324,15 +334,19 @@ class OffsetClient:
         generation = generation_id
         last: BaseException | None = None
         self.commits += 1
+        pause = Deadline.after(deadline)
         with anyio.move_on_after(deadline):
             while True:
                 try:
                     node = await self._coordinator()
-                    _, resp = await send(self._client, node, OFFSET_COMMIT, body, min_version=2)
+                    _, resp = await send_request(
+                        self._client, node, OFFSET_COMMIT, body, min_version=2
+                    )
                 except (KafkaConnectionError, KafkaTimeoutError) as exc:
                     last = exc
                     self._coordinator_failed()
-                    await anyio.sleep(self._backoff)
+                    if not await self._router.backoff(pause):
+                        break
                     continue
                 retry: BrokerResponseError | None = None
                 for t in resp.topics:
@@ -383,7 +397,8 @@ class OffsetClient:
                 if retry.invalid_coordinator:
                     self._coordinator_failed()
                 last = retry
-                await anyio.sleep(self._backoff)
+                if not await self._router.backoff(pause):
+                    break
         self.commit_failures += 1
         raise KafkaTimeoutError(
             f"commit not acknowledged within {deadline:.3f} s"
@@ -398,105 +413,72 @@ class OffsetClient:
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline for the whole call
     ) -> dict[TopicPartition, tuple[int, int] | None]:
         """ListOffsets per leader: ``{tp: (offset, timestamp)}``, None where no record has a
-        timestamp at or after the one asked for. Timestamps -2/-1 mean earliest/latest."""
-        pending = dict(timestamps)
-        result: dict[TopicPartition, tuple[int, int] | None] = {}
-        deadline = self._timeout if timeout is None else timeout
-        last: BaseException | None = None
-        with anyio.move_on_after(deadline):
-            while pending:
-                by_leader: dict[int, dict[TopicPartition, int]] = {}
-                md = self._client.metadata
-                missing = [tp for tp in pending if md.partitions_for(tp.topic) is None]
-                if missing:
-                    try:
-                        await self._client.refresh_metadata({tp.topic for tp in missing})
-                    except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                        # No broker answered in one request's time: ask again until the
-                        # call's own deadline.
-                        last = exc
-                        await anyio.sleep(self._backoff)
-                        continue
-                    md = self._client.metadata
-                for tp, ts in pending.items():
-                    if tp.topic in md.unauthorized_topics:
-                        # Metadata refused the topic (ACLs): no leader will ever be known.
-                        raise TopicAuthorizationFailedError(tp.topic)
-                    leader = md.leader_for(tp)
-                    if leader is None or leader < 0:
-                        parts = md.partitions_for(tp.topic)
-                        if parts is not None and tp.partition not in parts:
-                            raise error_for_code(3, f"{tp} does not exist")
-                        continue
-                    by_leader.setdefault(leader, {})[tp] = ts
-                errors: list[BaseException] = []
+        timestamp at or after the one asked for. Timestamps -2/-1 mean earliest/latest.
 
-                async def one(
-                    node: int, batch: dict[TopicPartition, int], errors: list[BaseException]
-                ) -> None:
-                    try:
-                        got = await self._list_offsets_once(node, batch)
-                    except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                        errors.append(exc)
-                        return
-                    for tp, value in got.items():
-                        if isinstance(value, BrokerResponseError):
-                            if value.code in _LEADER_ERRORS or value.retriable:
-                                errors.append(value)
-                                continue
-                            raise value
-                        result[tp] = value
-                        pending.pop(tp, None)
+        The router sends one request per leader, concurrently, and routes again (after a
+        metadata refresh) what failed retriably: a moved leader, a topic not in the
+        metadata yet, a dropped connection. A partition its topic lacks, a refused topic
+        and any other error raise; what is still failing at the deadline raises
+        KafkaTimeoutError with the last error."""
+        wanted = dict(timestamps)
+        seconds = self._timeout if timeout is None else timeout
+        deadline = Deadline.after(seconds)
+        got: dict[TopicPartition, tuple[int, int] | KafkaError | None] = {}
 
-                async with anyio.create_task_group() as tg:
-                    for node, batch in by_leader.items():
-                        tg.start_soon(one, node, batch, errors)
-                if pending:
-                    last = errors[-1] if errors else last
-                    self._client.request_metadata_update()
-                    await anyio.sleep(self._backoff)
-            return result
-        raise KafkaTimeoutError(
-            f"offsets of {sorted(pending)} not listed within {deadline:.3f} s"
-            + (f" (last error: {last})" if last else "")
-        )
-
-    async def _list_offsets_once(
-        self, node: int, batch: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, tuple[int, int] | BrokerResponseError | None]:
-        isolation = self._isolation
-
-        def body(version: int) -> ListOffsetsRequest:
-            topics: dict[str, list[ListOffsetsPartition]] = {}
-            for tp, ts in batch.items():
-                topics.setdefault(tp.topic, []).append(
-                    ListOffsetsPartition(partition_index=tp.partition, timestamp=ts)
-                )
-            return ListOffsetsRequest(
-                replica_id=-1,
-                # v0-1 have no isolation level (read uncommitted).
-                isolation_level=isolation if version >= 2 else 0,
-                topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
-                timeout_ms=int(self._timeout * 1000),
+        async def send(
+            node: int, batch: Sequence[TopicPartition]
+        ) -> dict[TopicPartition, tuple[int, int] | KafkaError | None]:
+            _, resp = await self._router.send(
+                node,
+                LIST_OFFSETS,
+                lambda v: self._list_offsets_request({tp: wanted[tp] for tp in batch}, v),
+                deadline,
+                min_version=1,
             )
+            return _list_offsets_results(resp, batch)
 
-        try:
-            _, resp = await send(self._client, node, LIST_OFFSETS, body, min_version=1)
-        except IncompatibleBrokerVersionError:
-            raise
-        out: dict[TopicPartition, tuple[int, int] | BrokerResponseError | None] = {}
-        for t in resp.topics:
-            for p in t.partitions:
-                tp = TopicPartition(t.name, p.partition_index)
-                if tp not in batch:
-                    continue
-                if p.error_code:
-                    out[tp] = error_for_code(p.error_code, f"ListOffsets for {tp}")
-                elif p.offset < 0:
-                    out[tp] = None
-                else:
-                    out[tp] = (p.offset, p.timestamp)
-        return out
+        with anyio.move_on_after(seconds):
+            got = await self._router.per_leader(
+                list(wanted),
+                send,
+                _code_of,
+                deadline,
+                lambda tp, e: e,
+                retry_codes=RETRIABLE_CODES,
+                wait_for_topics=True,
+            )
+        failed = {tp: r for tp, r in got.items() if isinstance(r, KafkaError)}
+        md = self._client.metadata
+        for tp, error in failed.items():
+            parts = md.partitions_for(tp.topic)
+            if parts is not None and tp.partition not in parts:
+                raise error_for_code(E.UnknownTopicOrPartitionError.code, f"{tp} does not exist")
+            if not error.retriable:  # not worth retrying: a refused topic, ...
+                raise error
+        pending = sorted(set(wanted) - (set(got) - set(failed)))
+        if pending:
+            last = next(reversed(failed.values()), None)
+            raise KafkaTimeoutError(
+                f"offsets of {pending} not listed within {seconds:.3f} s"
+                + (f" (last error: {last})" if last else "")
+            )
+        return {tp: r for tp, r in got.items() if not isinstance(r, KafkaError)}
+
+    def _list_offsets_request(
+        self, batch: Mapping[TopicPartition, int], version: int
+    ) -> ListOffsetsRequest:
+        topics: dict[str, list[ListOffsetsPartition]] = {}
+        for tp, ts in batch.items():
+            topics.setdefault(tp.topic, []).append(
+                ListOffsetsPartition(partition_index=tp.partition, timestamp=ts)
+            )
+        return ListOffsetsRequest(
+            replica_id=-1,
+            # v0-1 have no isolation level (read uncommitted).
+            isolation_level=self._isolation if version >= 2 else 0,
+            topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+            timeout_ms=int(self._timeout * 1000),
+        )
 
     # -- leader epochs (KIP-320) -------------------------------------------------------------
 
@@ -511,19 +493,13 @@ class OffsetClient:
         leader could not be reached (ask again later). Raises
         IncompatibleBrokerVersionError when a leader lacks version 3 (the first a client
         may send, with replica_id -1)."""
-        md = self._client.metadata
-        by_leader: dict[int, dict[TopicPartition, tuple[int, int]]] = {}
-        out: dict[TopicPartition, tuple[int, int] | BrokerResponseError | None] = {}
-        for tp, epochs in wanted.items():
-            leader = md.leader_for(tp)
-            if leader is None:
-                out[tp] = None
-            else:
-                by_leader.setdefault(leader, {})[tp] = epochs
 
-        async def one(node: int, batch: dict[TopicPartition, tuple[int, int]]) -> None:
+        async def send(
+            node: int, batch: Sequence[TopicPartition]
+        ) -> dict[TopicPartition, tuple[int, int] | BrokerResponseError | None]:
             topics: dict[str, list[OffsetForLeaderPartition]] = {}
-            for tp, (current, last) in batch.items():
+            for tp in batch:
+                current, last = wanted[tp]
                 topics.setdefault(tp.topic, []).append(
                     OffsetForLeaderPartition(
                         partition=tp.partition, current_leader_epoch=current, leader_epoch=last
@@ -533,41 +509,70 @@ class OffsetClient:
                 replica_id=-1,
                 topics=[OffsetForLeaderTopic(topic=t, partitions=ps) for t, ps in topics.items()],
             )
-            try:
-                _, resp = await send(
-                    self._client,
-                    node,
-                    OFFSET_FOR_LEADER_EPOCH,
-                    body,
-                    min_version=3,
-                    timeout=self._timeout,
-                )
-            except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                log.debug("OffsetForLeaderEpoch to node %s failed: %r", node, exc)
-                out.update(dict.fromkeys(batch))
-                return
-            except Exception as exc:  # raised below as itself, not in an exception group
-                failures.append(exc)
-                return
-            for t in resp.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.topic, p.partition)
-                    if tp not in batch:
-                        continue
-                    if p.error_code:
-                        out[tp] = error_for_code(p.error_code, f"OffsetForLeaderEpoch for {tp}")
-                    else:
-                        out[tp] = (p.leader_epoch, p.end_offset)
-            for tp in batch:
-                out.setdefault(tp, None)
+            _, resp = await self._router.send(
+                node, OFFSET_FOR_LEADER_EPOCH, lambda v: body, deadline, min_version=3
+            )
+            return _epoch_results(resp, batch)
 
-        failures: list[Exception] = []
-        async with anyio.create_task_group() as tg:
-            for node, batch in by_leader.items():
-                tg.start_soon(one, node, batch)
-        if failures:
-            raise failures[0]
-        return out
+        def unreachable(tp: TopicPartition, exc: KafkaError) -> None:
+            # No leader known, or its connection failed: the caller asks again later.
+            log.debug("OffsetForLeaderEpoch for %s not sent: %r", tp, exc)
+
+        deadline = Deadline.after(self._timeout)
+        return await self._router.per_leader(
+            list(wanted),
+            send,
+            _code_of,
+            deadline,
+            unreachable,
+            retry_codes=frozenset(),
+            once=True,
+        )
+
+
+def _code_of(result: object) -> int:
+    """The error code of a per-partition answer that is an error (0 for a value)."""
+    return error_code(result) if isinstance(result, BaseException) else 0
+
+
+def _list_offsets_results(
+    resp: ListOffsetsResponse, batch: Sequence[TopicPartition]
+) -> dict[TopicPartition, tuple[int, int] | KafkaError | None]:
+    """Per partition of ``batch``: (offset, timestamp), None (no such record), the error."""
+    asked = set(batch)
+    out: dict[TopicPartition, tuple[int, int] | KafkaError | None] = {}
+    for t in resp.topics:
+        for p in t.partitions:
+            tp = TopicPartition(t.name, p.partition_index)
+            if tp not in asked:
+                continue
+            if p.error_code:
+                out[tp] = error_for_code(p.error_code, f"ListOffsets for {tp}")
+            elif p.offset < 0:
+                out[tp] = None
+            else:
+                out[tp] = (p.offset, p.timestamp)
+    return out
+
+
+def _epoch_results(
+    resp: OffsetForLeaderEpochResponse, batch: Sequence[TopicPartition]
+) -> dict[TopicPartition, tuple[int, int] | BrokerResponseError | None]:
+    """Per partition of ``batch``: (epoch, end offset), the broker's error, or None."""
+    asked = set(batch)
+    out: dict[TopicPartition, tuple[int, int] | BrokerResponseError | None] = {}
+    for t in resp.topics:
+        for p in t.partitions:
+            tp = TopicPartition(t.topic, p.partition)
+            if tp not in asked:
+                continue
+            if p.error_code:
+                out[tp] = error_for_code(p.error_code, f"OffsetForLeaderEpoch for {tp}")
+            else:
+                out[tp] = (p.leader_epoch, p.end_offset)
+    for tp in batch:
+        out.setdefault(tp, None)
+    return out
 
 
 __all__ = ["GENERATION_ERRORS", "OffsetClient"]
