@@ -239,3 +239,49 @@ async def test_router_sends_per_leader_per_broker_and_to_the_controller(
         assert missing == {12345: -1}  # not in metadata: BrokerNotAvailableError, never sent
         assert router.requests["ListOffsets"] == len(sent)
         assert router.in_flight == 0
+
+
+@pytest.mark.anyio
+@pytest.mark.integration
+async def test_per_leader_waits_for_a_topic_only_when_asked(kafka_broker: str) -> None:
+    """The admin client's mode answers a missing topic at once; the consumer's
+    (``wait_for_topics``) routes it again until it exists; ``once`` sends one round."""
+    topic = f"routing-late-{uuid.uuid4().hex[:10]}"
+    tps = [TP(topic, 0)]
+    async with _client(kafka_broker) as cluster:
+        router = Router(cluster, default_timeout_ms=30_000)
+
+        async def send(node: int, batch: Sequence[TP]) -> dict[TP, str | E.KafkaError]:
+            return dict.fromkeys(batch, f"sent to {node}")
+
+        def code_of(r: str | E.KafkaError) -> int:
+            return error_code(r) if isinstance(r, E.KafkaError) else 0
+
+        got = await router.per_leader(tps, send, code_of, router.deadline(), lambda tp, e: e)
+        assert isinstance(got[tps[0]], E.UnknownTopicOrPartitionError)
+        once = await router.per_leader(
+            tps, send, code_of, router.deadline(), lambda tp, e: e, wait_for_topics=True, once=True
+        )
+        assert isinstance(once[tps[0]], E.UnknownTopicOrPartitionError)
+
+        async def create_later() -> None:
+            await anyio.sleep(0.5)
+            deadline = router.deadline()
+            await router.to_controller(
+                CREATE_TOPICS,
+                lambda v: CreateTopicsRequest(
+                    topics=[CreatableTopic(name=topic, num_partitions=1, replication_factor=1)],
+                    timeout_ms=deadline.remaining_ms(),
+                ),
+                lambda r: 0,
+                deadline,
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(create_later)
+            waited = await router.per_leader(
+                tps, send, code_of, router.deadline(), lambda tp, e: e, wait_for_topics=True
+            )
+        leader = cluster.metadata.leader_for(tps[0])
+        assert waited == {tps[0]: f"sent to {leader}"}
+        assert router.retries >= 1
