@@ -1096,6 +1096,9 @@ class Fetcher:
             records = part.records
             if not records:
                 return False
+            # A copy, not a view: a view would keep the whole response (up to
+            # fetch_max_bytes) alive while this partition waits in the buffer, more than
+            # buffered_bytes counts (docs/internals/consume-path.md).
             data = bytes(records)
             nxt, last_epoch = next_fetch_position(data, sent.fetch_offset)
             if nxt <= sent.fetch_offset:
