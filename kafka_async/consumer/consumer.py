@@ -74,6 +74,7 @@ from .config import ConsumerConfig, ConsumerSettings, Deserializer
 from .errors import CommitFailedError, LogTruncationError, NoOffsetForPartitionError
 from .fetcher import Fetcher
 from .group.coordinator import GroupCoordinator
+from .group.driver import GroupDriver
 from .group.heartbeat_coordinator import HeartbeatCoordinator
 from .offsets import OffsetClient
 from .positions import EARLIEST, LATEST, SubscriptionState
@@ -250,7 +251,7 @@ class Consumer(Generic[K, V]):
         )
         self._offsets.on_committed = self._on_committed
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._changed)
-        self._coordinator: GroupCoordinator | HeartbeatCoordinator | None = None
+        self._coordinator: GroupDriver | None = None
         if cfg.group_id is not None:
             # The two group protocols, one surface: classic (JoinGroup/SyncGroup) or
             # "consumer" (KIP-848, ConsumerGroupHeartbeat; the broker assigns).
@@ -389,7 +390,7 @@ class Consumer(Generic[K, V]):
                     self.statistics,
                 )
 
-    async def _commit_and_leave(self, coordinator: GroupCoordinator | HeartbeatCoordinator) -> None:
+    async def _commit_and_leave(self, coordinator: GroupDriver) -> None:
         deadline = self._config.close_timeout_ms / 1000
         end = time.monotonic() + deadline
         if self._config.enable_auto_commit:
@@ -398,7 +399,7 @@ class Consumer(Generic[K, V]):
 
     async def _final_commit(
         self,
-        coordinator: GroupCoordinator | HeartbeatCoordinator,
+        coordinator: GroupDriver,
         timeout: float,  # noqa: ASYNC109
     ) -> None:
         """close(): commit what the application received, when there is anything to commit

@@ -30,17 +30,15 @@ generation ended under us) are not committed: another member may already own the
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio
 import anyio.abc
 
-from ...cluster.client import ClusterClient
+from ...cluster.routing import send_request
 from ...errors import (
     IncompatibleBrokerVersionError,
     KafkaConnectionError,
@@ -60,13 +58,15 @@ from ...protocol.apis.leave_group import LeaveGroupRequest, MemberIdentity
 from ...protocol.apis.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from ...protocol.consumer_protocol import Assignment, Subscription
 from ...structs import TopicPartition
-from .._io import send
-from .._signal import Signal
 from ..config import ConsumerConfig
 from ..errors import CommitFailedError
-from ..offsets import OffsetClient
-from ..positions import SubscriptionState
 from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol
+from .member import (
+    ConsumerRebalanceListener,
+    GroupMember,
+    RebalanceListenerProtocol,
+    call_listener,
+)
 from .state import (
     INCONSISTENT_GROUP_PROTOCOL,
     NOT_COORDINATOR,
@@ -92,50 +92,6 @@ log = logging.getLogger(__name__)
 PROTOCOL_TYPE = "consumer"
 
 
-@runtime_checkable
-class RebalanceListenerProtocol(Protocol):
-    """Anything with these methods (async or plain) can be a rebalance listener."""
-
-    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> Any: ...
-
-    def on_partitions_assigned(self, assigned: set[TopicPartition]) -> Any: ...
-
-
-class ConsumerRebalanceListener:
-    """Base class for rebalance listeners; override what you need.
-
-    ``on_partitions_revoked`` runs before partitions are given up in an orderly way (commit
-    here if you commit manually); ``on_partitions_assigned`` after new ones arrive (seek
-    here to start elsewhere than the committed offset); ``on_partitions_lost`` when the
-    member's generation ended under it (the partitions may belong to someone else already,
-    so do not commit). Its default calls ``on_partitions_revoked``, as Java's does.
-    """
-
-    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        """Partitions about to be given up (their consumed offsets still committable)."""
-
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        """Partitions newly assigned to this member (empty on a no-change rebalance)."""
-
-    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
-        """Partitions lost without an orderly revocation."""
-        await self.on_partitions_revoked(lost)
-
-
-async def call_listener(listener: object, name: str, tps: set[TopicPartition]) -> None:
-    """Call the listener's ``name`` method (async or plain); ``on_partitions_lost`` falls
-    back to ``on_partitions_revoked`` when the listener lacks it."""
-    method = getattr(listener, name, None)
-    if method is None:
-        if name == "on_partitions_lost":
-            method = getattr(listener, "on_partitions_revoked", None)
-        if method is None:
-            return
-    result = method(tps)
-    if inspect.isawaitable(result):
-        await result
-
-
 #: Steps a leave may abandon: nothing is decided or handed to the application during them.
 _ABANDONABLE = (SendJoin, SendSync, FindCoordinator, Backoff)
 
@@ -143,95 +99,50 @@ _ABANDONABLE = (SendJoin, SendSync, FindCoordinator, Backoff)
 _HEARTBEAT_STATES = frozenset({MemberState.REVOKING, MemberState.SYNCING, MemberState.LEAVING})
 
 
-class _LeaveRequest:
-    """A leave queued for ``run``; ``after`` runs in ``run``'s task once it is done."""
+class GroupCoordinator(GroupMember[Action, GroupMembership]):
+    """Membership of one consumer in its group (classic protocol): the JoinGroup/SyncGroup
+    driver of ``member.GroupMember``."""
 
-    def __init__(self, reset: bool, after: Callable[[], None] | None) -> None:
-        self.reset = reset
-        self.after = after
-        self.done = anyio.Event()
+    _log = log
+    _session_lost = "session expired without a heartbeat"
 
-
-class GroupCoordinator:
-    """Membership of one consumer in its group (classic protocol)."""
-
-    def __init__(
-        self,
-        client: ClusterClient,
-        config: ConsumerConfig,
-        subscriptions: SubscriptionState,
-        offsets: OffsetClient,
-        changed: Signal,
-        *,
-        on_revoke: Any = None,
-        committable: Any = None,
-    ) -> None:
-        assert config.group_id is not None
-        self.group_id: str = config.group_id
-        self._client = client
-        self._config = config
-        self._subs = subscriptions
-        self._offsets = offsets
-        self._changed = changed
-        #: Called with the revoked partitions before the listener (the consumer discards
-        #: their buffered records there).
-        self._on_revoke = on_revoke
-        #: The consumer's positions of records actually handed out (what commits write).
-        self._committable = committable or subscriptions.consumed_offsets
+    def _start_protocol(self, config: ConsumerConfig) -> GroupMembership:
         self.assignors: tuple[Assignor, ...] = config.partition_assignment_strategy
-        self.membership = GroupMembership(
-            protocol=rebalance_protocol(self.assignors),
-            group_instance_id=config.group_instance_id,
-            retry_backoff_ms=config.client.retry_backoff_ms,
-        )
-        self.listener: object | None = None
-        self._pending: deque[Action] = deque()
-        self._wake = Signal()
         self._join_members: list[JoinGroupResponseMember] = []
         #: Partition counts of the subscribed topics when this member last assigned (leader).
         self._assigned_snapshot: dict[str, int] = {}
-        self._last_heartbeat_ok = time.monotonic()
-        self.last_poll = time.monotonic()
-        #: A fatal error (fenced, authorization...) or a listener's exception, raised by the
-        #: consumer to the application.
-        self.error: BaseException | None = None
         self.rebalances = 0
-        self.heartbeats = 0
-        self.heartbeat_failures = 0
         self.last_rebalance_ms = 0.0
         #: How long the coordinator took to answer the last JoinGroup (a broker holds it
         #: until the members have rejoined, or for its own rebalance delay).
         self.last_join_ms = 0.0
-        self._stable = anyio.Event()
-        self._leave_requests: deque[_LeaveRequest] = deque()
         #: The scope of the abandonable step ``run`` is in (see ``_ABANDONABLE``).
         self._step_scope: anyio.CancelScope | None = None
         #: A heartbeat found the pending SyncGroup moot (see ``_drop_group_connection``).
         self._sync_moot = False
         self._sync_node: int | None = None
-        self._poll_timeout_at = 0.0
         #: A member refused by the group's ACL tries again on a poll from then on.
         self._retry_failed_at = 0.0
+        return GroupMembership(
+            protocol=rebalance_protocol(self.assignors),
+            group_instance_id=config.group_instance_id,
+            retry_backoff_ms=config.client.retry_backoff_ms,
+        )
 
-    # -- API used by the consumer ------------------------------------------------------------
-
-    def wake(self) -> None:
-        self._wake.notify()
+    # -- the protocol's part of the consumer's API -------------------------------------------
 
     def subscription_changed(self) -> None:
         self.membership.on_subscription_change()
         self.wake()
 
-    def polled(self) -> None:
-        """The application asked for records (resets the max_poll_interval_ms clock). A
-        member that left on poll timeout rejoins; one refused by the group's ACL tries again,
-        at most once per ``retry_backoff_ms`` (see ``GroupMembership.on_poll``)."""
-        now = time.monotonic()
-        self.last_poll = now
+    def _rejoin_on_poll(self, now: float) -> bool:
+        """A member that left on poll timeout rejoins; one refused by the group's ACL tries
+        again, at most once per ``retry_backoff_ms`` (see ``GroupMembership.on_poll``)."""
         m = self.membership
         if m.left_on_poll_timeout or (m.retry_on_poll and now >= self._retry_failed_at):
             m.on_poll()
-            self.wake()
+            return True
+        return False
 
     def on_commit_error(self, code: int, generation_id: int, member_id: str) -> None:
         """A commit made in ``generation_id`` came back with a generation error: treat it
@@ -242,27 +153,19 @@ class GroupCoordinator:
             return
         self._queue(m.on_heartbeat_response(code))
 
-    def commit_refusal(self) -> KafkaError | None:
-        """Why a commit of offsets cannot be made now, or None when it can (in
-        ``generation()``). Decided on the client, without a request, as the Java client
-        does:
-
-        * the member failed (fenced, not authorized): that error, also while it tries to
-          join again after GROUP_AUTHORIZATION_FAILED;
-        * it is rejoining (JoinGroup sent or about to be) or syncing (JoinGroup answered,
-          SyncGroup not yet): ``CommitFailedError`` caused by ``RebalanceInProgressError``
-          (Java: ``RebalanceInProgressException``). A commit sent now could reach the
-          broker after the JoinGroup ended the generation, and while syncing the broker
-          answers REBALANCE_IN_PROGRESS; the pending SyncGroup stays valid either way;
-        * it holds no generation (not joined yet, evicted, left): ``CommitFailedError``,
-          with REBALANCE_IN_PROGRESS as the cause while it is joining.
+    def _rebalance_refusal(self) -> KafkaError | None:
+        """Rejoining (JoinGroup sent or about to be) or syncing (JoinGroup answered,
+        SyncGroup not yet) refuses a commit: ``CommitFailedError`` caused by
+        ``RebalanceInProgressError`` (Java: ``RebalanceInProgressException``). A commit
+        sent now could reach the broker after the JoinGroup ended the generation, and while
+        syncing the broker answers REBALANCE_IN_PROGRESS; the pending SyncGroup stays valid
+        either way. (Without a generation, ``commit_refusal`` says so, with
+        REBALANCE_IN_PROGRESS as the cause while joining.)
 
         Revoking before a rejoin (the listener's ``on_partitions_revoked``) and leaving
         still commit in the generation held: Kafka accepts those until the rebalance
         completes, and the JoinGroup waits for them (``OffsetClient.commits_settled``)."""
         m = self.membership
-        if m.state is MemberState.FAILED or m.failure is not None:
-            return m.failure or KafkaError("the group member failed")
         if m.state in (MemberState.JOINING, MemberState.SYNCING) and m.generation_id >= 0:
             return CommitFailedError(
                 "commit: the group is rebalancing and this member is "
@@ -270,74 +173,45 @@ class GroupCoordinator:
                 + "; commit again once the new assignment is in place",
                 RebalanceInProgressError("commit refused during a rebalance"),
             )
-        if m.generation_id < 0:
-            joining = m.state is MemberState.JOINING
-            return CommitFailedError(
-                "commit: this member is not in a group generation ("
-                + ("it is joining the group" if joining else "it has not joined or has left")
-                + "); it owns no partitions to commit for",
-                RebalanceInProgressError("commit refused while joining") if joining else None,
-            )
         return None
+
+    def _failed(self) -> bool:
+        return self.membership.state is MemberState.FAILED
+
+    def _joining(self) -> bool:
+        return self.membership.state is MemberState.JOINING
 
     @property
     def stable(self) -> bool:
         return self.membership.state is MemberState.STABLE and not self.membership.rejoin_needed
 
-    async def wait_stable(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline
-        """Wait until the member holds a generation (used by tests and the demo)."""
-        with anyio.move_on_after(timeout):
-            while not self.stable:
-                if self.error is not None:
-                    raise self.error
-                await self._changed.wait(0.1, self._changed.current())
-            return True
-        return False
-
-    def generation(self) -> tuple[int, str, str | None]:
-        m = self.membership
-        return m.generation_id, m.member_id, m.group_instance_id
-
     def current_generation(self) -> int:
         """The generation a commit would carry now (see ``OffsetClient.commit``)."""
         return self.membership.generation_id
 
-    def _queue(self, actions: Iterable[Action]) -> None:
-        added = False
-        for a in actions:
-            self._pending.append(a)
-            added = True
-        if added:
-            self.wake()
-
     # -- main loop ---------------------------------------------------------------------------
 
-    async def run(
-        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._heartbeat_loop)
-            task_status.started()
-            while True:
-                event = self._wake.current()
-                if self._pending:
-                    # With a leave waiting, what remains of a rebalance is dropped here;
-                    # revocations (a poll timeout's, say) still run before the leave.
-                    await self._execute(self._pending)
-                    continue
-                if self._leave_requests:
-                    await self._leave_now(self._leave_requests.popleft())
-                    continue
-                m = self.membership
-                if m.state is MemberState.FAILED:
-                    await self._wake.wait(None, event)
-                    continue
-                if self._subs.is_group_managed:
-                    self._check_metadata()
-                    if m.rejoin_needed and m.state is not MemberState.LEFT:
-                        await self._rebalance()
-                        continue
-                await self._wake.wait(1.0, event)
+    async def _step(self) -> bool:
+        if self._pending:
+            # With a leave waiting, what remains of a rebalance is dropped here;
+            # revocations (a poll timeout's, say) still run before the leave.
+            await self._execute(self._pending)
+            return True
+        if self._leave_requests:
+            await self._leave_now(self._leave_requests.popleft())
+            return True
+        m = self.membership
+        if m.state is MemberState.FAILED:
+            return False  # until woken (see _idle_wait)
+        if self._subs.is_group_managed:
+            self._check_metadata()
+            if m.rejoin_needed and m.state is not MemberState.LEFT:
+                await self._rebalance()
+                return True
+        return False
+
+    def _idle_wait(self) -> float | None:
+        return None if self.membership.state is MemberState.FAILED else 1.0
 
     def _check_metadata(self) -> None:
         """Pattern subscriptions follow new topics; a leader notices partition counts grow."""
@@ -425,32 +299,29 @@ class GroupCoordinator:
         if isinstance(action, SendSync):
             return await self._sync(action.is_leader)
         if isinstance(action, Revoke):
-            await self._revoke(set(action.partitions), action.generation_id, action.member_id)
+            commit_as = (action.generation_id, action.member_id, self.membership.group_instance_id)
+            await self._revoke(set(action.partitions), commit_as)
             return []
         if isinstance(action, Lose):
             await self._lose(set(action.partitions))
             return []
         if isinstance(action, Assign):
-            await self._assign(set(action.partitions))
+            self._last_heartbeat_ok = time.monotonic()
+            held_as = f"generation {self.membership.generation_id}"
+            await self._assign(set(action.partitions), held_as, always=True)
             return []
         if isinstance(action, SendLeave):
             await self._leave(action.member_id, action.group_instance_id)
             return []
         if isinstance(action, Left):
-            self.membership.finish_leave(action)
-            if action.poll_timeout and self.last_poll > self._poll_timeout_at:
-                # The application polled again while the leave ran: rejoin now.
-                self.membership.on_poll()
-            self._changed.notify()
+            self._finish_leave(action)
             return []
         if isinstance(action, Backoff):
             await anyio.sleep(action.ms / 1000)
             return []
         if isinstance(action, Fail):
-            log.error("group %s: fatal: %s", self.group_id, action.error)
-            self.error = action.error
             self._retry_failed_at = time.monotonic() + self._config.client.retry_backoff_ms / 1000
-            self._changed.notify()
+            self._record_failure(action.error)
             return []
         raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
 
@@ -497,7 +368,9 @@ class GroupCoordinator:
 
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
         sent_at = time.monotonic()
-        _, resp = await send(self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout)
+        _, resp = await send_request(
+            self._client, node, JOIN_GROUP, body, purpose="group", timeout=timeout
+        )
         self.last_join_ms = (time.monotonic() - sent_at) * 1000
         self._join_members = list(resp.members)
         log.debug(
@@ -531,7 +404,7 @@ class GroupCoordinator:
         known): best effort, for an error message, so bounded and never raising."""
         with anyio.move_on_after(min(5.0, self._config.client.request_timeout)):
             try:
-                _, resp = await send(
+                _, resp = await send_request(
                     self._client,
                     node,
                     DESCRIBE_GROUPS,
@@ -569,7 +442,9 @@ class GroupCoordinator:
         timeout = cfg.rebalance_timeout / 1000 + 5 + cfg.client.request_timeout
         sent_at = time.monotonic()
         self._sync_node, self._sync_moot = node, False
-        _, resp = await send(self._client, node, SYNC_GROUP, body, purpose="group", timeout=timeout)
+        _, resp = await send_request(
+            self._client, node, SYNC_GROUP, body, purpose="group", timeout=timeout
+        )
         log.debug(
             "group %s: SyncGroup (generation %s) -> error %s after %.0f ms",
             self.group_id,
@@ -637,76 +512,6 @@ class GroupCoordinator:
             for mid, a in result.items()
         ]
 
-    async def _revoke(self, tps: set[TopicPartition], generation: int, member: str) -> None:
-        if not tps:
-            return
-        log.info("group %s: revoking %s", self.group_id, sorted(tps))
-        # First stop handing out records of these partitions (and take back any fetched
-        # for the application but not yet returned), so the commit below covers exactly
-        # what the application has seen: nothing is lost, nothing is read twice.
-        self._subs.mark_revoking(tps)
-        if self._on_revoke is not None:
-            self._on_revoke(tps)
-        if self._config.enable_auto_commit:
-
-            def offsets() -> dict[TopicPartition, Any]:
-                # Read when the commit's turn comes (see OffsetClient.commit).
-                return {tp: om for tp, om in self._committable().items() if tp in tps}
-
-            try:
-                await self._offsets.commit(
-                    offsets,
-                    generation_id=generation,
-                    member_id=member,
-                    group_instance_id=self.membership.group_instance_id,
-                    timeout=self._config.client.request_timeout,
-                )
-            except KafkaError as exc:
-                # The partitions are given up regardless; records after the last good
-                # commit will be re-read by their next owner.
-                log.warning("group %s: commit on revoke failed: %s", self.group_id, exc)
-        await self._call_listener("on_partitions_revoked", tps)
-        self._give_up(tps)
-
-    async def _lose(self, tps: set[TopicPartition]) -> None:
-        if not tps:
-            return
-        log.warning("group %s: lost %s", self.group_id, sorted(tps))
-        self._subs.mark_revoking(tps)
-        if self._on_revoke is not None:
-            self._on_revoke(tps)
-        self._give_up(tps)
-        await self._call_listener("on_partitions_lost", tps)
-
-    def _give_up(self, tps: set[TopicPartition]) -> None:
-        self._subs.remove(tps)
-        self._changed.notify()
-
-    async def _assign(self, tps: set[TopicPartition]) -> None:
-        self._subs.assign_from_group(tps, add=True)
-        log.info(
-            "group %s generation %s: assigned %s (now own %d)",
-            self.group_id,
-            self.membership.generation_id,
-            sorted(tps),
-            len(self._subs.assignment),
-        )
-        self._last_heartbeat_ok = time.monotonic()
-        self._changed.notify()
-        await self._call_listener("on_partitions_assigned", tps)
-        self._changed.notify()
-
-    async def _call_listener(self, name: str, tps: set[TopicPartition]) -> None:
-        if self.listener is None:
-            return
-        try:
-            await call_listener(self.listener, name, tps)
-        except Exception as exc:
-            # Surfaced to the application by the consumer's next getmany/getone.
-            log.exception("group %s: rebalance listener %s raised", self.group_id, name)
-            self.error = exc
-            self._changed.notify()
-
     async def _leave(self, member_id: str, group_instance_id: str | None) -> None:
         if not member_id:
             return
@@ -726,35 +531,19 @@ class GroupCoordinator:
                 )
             return LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
 
-        _, resp = await send(self._client, node, LEAVE_GROUP, body)
+        _, resp = await send_request(self._client, node, LEAVE_GROUP, body)
         if resp.error_code:
             log.info("group %s: LeaveGroup answered %s", self.group_id, resp.error_code)
 
     # -- heartbeats --------------------------------------------------------------------------
 
     async def _heartbeat_loop(self) -> None:
-        cfg = self._config
-        interval = cfg.heartbeat_interval_ms / 1000
-        session = cfg.session_timeout_ms / 1000
-        max_poll = cfg.max_poll_interval_ms / 1000
+        interval = self._config.heartbeat_interval_ms / 1000
         while True:
             m = self.membership
             now = time.monotonic()
             if m.state is MemberState.STABLE and m.generation_id >= 0:
-                if now - self.last_poll > max_poll:
-                    log.warning(
-                        "group %s: no poll for %.1f s (max_poll_interval_ms=%d); leaving the "
-                        "group until the application polls again",
-                        self.group_id,
-                        now - self.last_poll,
-                        cfg.max_poll_interval_ms,
-                    )
-                    self._poll_timeout_at = now
-                    self._queue(m.on_poll_timeout())
-                elif now - self._last_heartbeat_ok > session:
-                    log.warning("group %s: session expired without a heartbeat", self.group_id)
-                    self._queue(m.on_session_lost())
-                else:
+                if not self._poll_expired(now) and not self._session_expired(now):
                     await self._heartbeat_once()
             elif m.state in _HEARTBEAT_STATES and m.generation_id >= 0 and m.member_id:
                 # Revoking (a listener may take longer than the session), syncing or leaving:
@@ -781,7 +570,7 @@ class GroupCoordinator:
         self.heartbeats += 1
         try:
             node = await self._client.coordinator(self.group_id)
-            _, resp = await send(
+            _, resp = await send_request(
                 self._client,
                 node,
                 HEARTBEAT,
@@ -789,9 +578,7 @@ class GroupCoordinator:
                 timeout=self._config.client.request_timeout,
             )
         except (KafkaConnectionError, KafkaTimeoutError, IncompatibleBrokerVersionError) as exc:
-            self.heartbeat_failures += 1
-            log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
-            self._client.invalidate_coordinator(self.group_id)
+            self._heartbeat_lost(exc)
             return
         if (m.generation_id, m.member_id) != (generation, member_id):
             return  # the generation changed while the heartbeat was in flight
@@ -812,36 +599,16 @@ class GroupCoordinator:
             if scope is not None:
                 self._sync_moot = True
                 scope.cancel()
-        for a in actions:
-            if isinstance(a, FindCoordinator):
-                self._client.invalidate_coordinator(self.group_id)
-        self._queue(a for a in actions if not isinstance(a, FindCoordinator))
+        self._queue_answer(actions)
         self.wake()
 
     # -- closing -----------------------------------------------------------------------------
 
-    async def leave_group(
-        self,
-        timeout: float,  # noqa: ASYNC109 - a deadline
-        *,
-        reset: bool = False,
-        after: Callable[[], None] | None = None,
-    ) -> bool:
-        """close()/unsubscribe(): revoke (committing, the listener told) and leave, in
-        ``run``'s task; errors are logged. ``after`` then runs there too, and with ``reset``
-        the member goes back to unjoined (a later subscribe joins afresh). Returns False if
-        that did not finish within ``timeout`` seconds (it goes on in the background)."""
-        request = _LeaveRequest(reset, after)
-        self._leave_requests.append(request)
+    def _abandon_step(self) -> None:
+        # A pending JoinGroup, SyncGroup, coordinator lookup or backoff is abandoned at once.
         scope = self._step_scope
         if scope is not None:
             scope.cancel()
-        self.wake()
-        with anyio.move_on_after(timeout):
-            await request.done.wait()
-            return True
-        log.warning("group %s: leaving did not finish within %.3f s", self.group_id, timeout)
-        return False
 
     def _abandon_rebalance(self, queue: deque[Action]) -> None:
         """A leave is waiting: drop the rest of a rebalance. Partitions assigned but not yet
@@ -856,27 +623,18 @@ class GroupCoordinator:
         queue.clear()
         queue.extend(keep)
 
-    async def _leave_now(self, request: _LeaveRequest) -> None:
-        try:
-            actions = deque(self.membership.leave())
-            while actions:
-                a = actions.popleft()
-                try:
-                    await self._do(a)
-                except KafkaError as exc:
-                    log.info("group %s: %s during leave failed: %s", self.group_id, a, exc)
-            if request.after is not None:
-                request.after()
-            if request.reset:
-                self.membership.reset()
-        finally:
-            request.done.set()
-            self._changed.notify()
+    async def _leave_steps(self) -> None:
+        actions = deque(self.membership.leave())
+        while actions:
+            a = actions.popleft()
+            try:
+                await self._do(a)
+            except KafkaError as exc:
+                log.info("group %s: %s during leave failed: %s", self.group_id, a, exc)
 
-    def statistics(self) -> Mapping[str, Any]:
+    def _protocol_statistics(self) -> dict[str, Any]:
         m = self.membership
         return {
-            "group_id": self.group_id,
             "state": m.state.value,
             "member_id": m.member_id,
             "generation_id": m.generation_id,
@@ -890,10 +648,6 @@ class GroupCoordinator:
             "rebalances": self.rebalances,
             "last_rebalance_ms": round(self.last_rebalance_ms, 1),
             "last_join_ms": round(self.last_join_ms, 1),
-            "heartbeats": self.heartbeats,
-            "heartbeat_failures": self.heartbeat_failures,
-            "seconds_since_poll": round(time.monotonic() - self.last_poll, 3),
-            "error": repr(self.error) if self.error else None,
         }
 
 
@@ -902,4 +656,5 @@ __all__ = [
     "GroupCoordinator",
     "RebalanceListenerProtocol",
     "RebalanceProtocol",
+    "call_listener",
 ]

@@ -45,9 +45,13 @@ import enum
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar, Generic, TypeVar
 
 from ...errors import KafkaError, error_for_code
 from ...structs import TopicPartition
+
+# The two actions both protocols' machines give, one class each (the engine handles them).
+from .state import Fail, FindCoordinator
 
 # Error codes this machine acts on (Kafka's numbering).
 NONE = 0
@@ -124,11 +128,6 @@ class HeartbeatResponse:
 
 
 @dataclass(frozen=True)
-class FindCoordinator:
-    """Forget the current coordinator and look it up again."""
-
-
-@dataclass(frozen=True)
 class Revoke:
     """Commit consumed offsets of, call ``on_partitions_revoked`` for, and stop fetching
     these partitions (None: every partition the member holds when the action runs)."""
@@ -186,13 +185,6 @@ class Left:
     poll_timeout: bool = False
 
 
-@dataclass(frozen=True)
-class Fail:
-    """A fatal error: the member cannot continue; the consumer raises it to the caller."""
-
-    error: KafkaError
-
-
 Action = (
     FindCoordinator
     | Revoke
@@ -217,20 +209,111 @@ class _Sent:
     owned: frozenset[TopicPartition] | None = None
 
 
+#: The actions of the protocol built on ``EpochMembership``.
+A = TypeVar("A")
+
+
 @dataclass
-class HeartbeatMembership:
-    """One member's view of its KIP-848 group. Mutated only by the methods below."""
+class EpochMembership(Generic[A]):
+    """The core of a member in the heartbeat protocols: KIP-848's consumer groups (below)
+    and KIP-932's share groups (``consumer/share/membership.py``).
+
+    The member makes its own id; the coordinator gives it an epoch (0 to join, -1 to leave)
+    and the heartbeat interval, and answers each heartbeat. An answer's error says the
+    member was fenced (it rejoins at epoch 0; the protocol says what becomes of its
+    partitions), the coordinator moved or is away (look it up again, retry after the
+    backoff), it is still loading (retry after the backoff), or the member cannot go on
+    (it fails). Pure like the rest: times come in as arguments."""
 
     member_id: str = field(default_factory=new_member_id)
+    retry_backoff_ms: int = 100
+    member_epoch: int = JOIN_EPOCH
+    #: As the coordinator last told (its group's heartbeat interval).
+    heartbeat_interval_ms: int = 5_000
+    #: The next heartbeat is due at this time (monotonic seconds); 0 means now.
+    next_heartbeat_at: float = 0.0
+    #: Why the member last (re)joined (shown by ``statistics()``).
+    join_reason: str = ""
+    failure: KafkaError | None = field(default=None, repr=False)
+
+    #: The heartbeat API, for error messages.
+    _api: ClassVar[str] = "ConsumerGroupHeartbeat"
+
+    @property
+    def heartbeating(self) -> bool:
+        """The member is in a state that heartbeats (joining or in the group)."""
+        raise NotImplementedError
+
+    def heartbeat_due(self, now: float) -> bool:
+        return self.heartbeating and now >= self.next_heartbeat_at
+
+    def fail(self, error: KafkaError) -> list[A]:
+        """A fatal error (also one found outside a response: the broker lacks the API)."""
+        raise NotImplementedError
+
+    def _fenced(self, code: int) -> list[A]:
+        """The coordinator no longer counts this member (FENCING_ERRORS): rejoin."""
+        raise NotImplementedError
+
+    def _forget_sent(self) -> None:
+        """Nothing is known to have reached the coordinator: the next heartbeat carries
+        every field again (a join, any error)."""
+        raise NotImplementedError
+
+    def _join_epoch(self, reason: str) -> None:
+        """(Re)join: epoch 0, a heartbeat at once with every field."""
+        self.member_epoch = JOIN_EPOCH
+        self.join_reason = reason
+        self._forget_sent()
+        self.next_heartbeat_at = 0.0
+
+    def _accept(self, response: HeartbeatResponse, now: float) -> None:
+        """A heartbeat was answered without error: take the id, epoch and interval."""
+        if response.member_id:
+            self.member_id = response.member_id
+        self.member_epoch = response.member_epoch
+        if response.heartbeat_interval_ms > 0:
+            self.heartbeat_interval_ms = response.heartbeat_interval_ms
+            self.next_heartbeat_at = min(
+                self.next_heartbeat_at, now + response.heartbeat_interval_ms / 1000
+            )
+
+    def _refused(self, response: HeartbeatResponse, now: float) -> list[A | FindCoordinator]:
+        """A heartbeat was answered with an error."""
+        self._forget_sent()
+        code = response.error_code
+        if code in FENCING_ERRORS:
+            return [*self._fenced(code)]
+        if code in _COORDINATOR_ERRORS:
+            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
+            return [FindCoordinator()]
+        if code == COORDINATOR_LOAD_IN_PROGRESS:
+            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
+            return []
+        text = f"{self._api} failed with {error_name(code)}"
+        if response.error_message:
+            text += f": {response.error_message}"
+        return [*self.fail(error_for_code(code, text))]
+
+    def on_heartbeat_failed(self, now: float) -> list[A | FindCoordinator]:
+        """The heartbeat got no answer (connection lost, timed out): look the coordinator
+        up again and retry after the backoff, sending every field."""
+        self._forget_sent()
+        if not self.heartbeating:
+            return []
+        self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
+        return [FindCoordinator()]
+
+
+@dataclass
+class HeartbeatMembership(EpochMembership[Action]):
+    """One member's view of its KIP-848 group. Mutated only by the methods below."""
+
     group_instance_id: str | None = None
     rack_id: str | None = None
     server_assignor: str | None = None
     rebalance_timeout_ms: int = 300_000
-    retry_backoff_ms: int = 100
     state: MemberState = MemberState.UNJOINED
-    member_epoch: int = JOIN_EPOCH
-    #: As the coordinator last told (its group.consumer.heartbeat.interval.ms).
-    heartbeat_interval_ms: int = 5_000
     #: The subscription: topic names, or a regular expression the broker evaluates.
     topics: tuple[str, ...] = ()
     regex: str | None = None
@@ -242,17 +325,12 @@ class HeartbeatMembership:
     target: dict[uuid.UUID, frozenset[int]] | None = None
     #: Bumped on every (re)join: actions of an earlier one are moot.
     join_count: int = 0
-    #: The next heartbeat is due at this time (monotonic seconds); 0 means now.
-    next_heartbeat_at: float = 0.0
-    #: Why the member last (re)joined (shown by ``statistics()``).
-    join_reason: str = ""
     left_on_poll_timeout: bool = False
     #: Whether the listener has heard of this join's first assignment.
     _assigned_since_join: bool = False
     _sent: _Sent = field(default_factory=_Sent)
     #: What the heartbeat in flight carries (becomes ``_sent`` when it is answered).
     _in_flight: _Sent | None = None
-    failure: KafkaError | None = field(default=None, repr=False)
 
     # -- queries -----------------------------------------------------------------------------
 
@@ -265,8 +343,9 @@ class HeartbeatMembership:
         """The member epoch for commits, or -1 outside the group."""
         return self.member_epoch if self.in_group else -1
 
-    def heartbeat_due(self, now: float) -> bool:
-        return self.state in HEARTBEAT_STATES and now >= self.next_heartbeat_at
+    @property
+    def heartbeating(self) -> bool:
+        return self.state in HEARTBEAT_STATES
 
     @property
     def leave_epoch(self) -> int:
@@ -285,16 +364,16 @@ class HeartbeatMembership:
 
     def _join(self, reason: str, *, new_join: bool = True) -> None:
         self.state = MemberState.JOINING
-        self.member_epoch = JOIN_EPOCH
+        self._join_epoch(reason)
         self.target = None
         if new_join:
             self.join_count += 1
-        self.join_reason = reason
         self.left_on_poll_timeout = False
         self._assigned_since_join = False
+
+    def _forget_sent(self) -> None:
         self._sent = _Sent()
         self._in_flight = None
-        self.next_heartbeat_at = 0.0
 
     def _subscription(self) -> tuple[str, ...] | str:
         return self.regex if self.regex is not None else self.topics
@@ -355,44 +434,16 @@ class HeartbeatMembership:
         in_flight, self._in_flight = self._in_flight, None
         if self.state not in HEARTBEAT_STATES:
             return []  # a straggler: the member left, failed or was fenced meanwhile
-        code = response.error_code
-        if code == NONE:
-            if in_flight is not None:
-                self._sent = in_flight
-            if response.member_id:
-                self.member_id = response.member_id
-            self.member_epoch = response.member_epoch
-            if response.heartbeat_interval_ms > 0:
-                self.heartbeat_interval_ms = response.heartbeat_interval_ms
-                self.next_heartbeat_at = min(
-                    self.next_heartbeat_at, now + response.heartbeat_interval_ms / 1000
-                )
-            if self.state is MemberState.JOINING:
-                self.state = MemberState.STABLE
-            if response.assignment is not None:
-                self.target = {t: frozenset(ps) for t, ps in response.assignment.items()}
-            return self.maybe_reconcile(names)
-        # Any error: the next heartbeat carries every field again.
-        self._sent = _Sent()
-        if code in FENCING_ERRORS:
-            return self._fence(f"heartbeat: {_error_name(code)}")
-        if code in _COORDINATOR_ERRORS:
-            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-            return [FindCoordinator()]
-        if code == COORDINATOR_LOAD_IN_PROGRESS:
-            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-            return []
-        return self._fail(code, response.error_message)
-
-    def on_heartbeat_failed(self, now: float) -> list[Action]:
-        """The heartbeat got no answer (connection lost, timed out): look the coordinator
-        up again and retry after the backoff, sending every field."""
-        self._in_flight = None
-        self._sent = _Sent()
-        if self.state not in HEARTBEAT_STATES:
-            return []
-        self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-        return [FindCoordinator()]
+        if response.error_code != NONE:
+            return self._refused(response, now)
+        if in_flight is not None:
+            self._sent = in_flight
+        self._accept(response, now)
+        if self.state is MemberState.JOINING:
+            self.state = MemberState.STABLE
+        if response.assignment is not None:
+            self.target = {t: frozenset(ps) for t, ps in response.assignment.items()}
+        return self.maybe_reconcile(names)
 
     def on_session_lost(self) -> list[Action]:
         """No heartbeat answered within the session timeout: the coordinator has surely
@@ -400,6 +451,9 @@ class HeartbeatMembership:
         if self.state not in (MemberState.STABLE, MemberState.RECONCILING):
             return []
         return self._fence("session timeout without a heartbeat answered")
+
+    def _fenced(self, code: int) -> list[Action]:
+        return self._fence(f"heartbeat: {error_name(code)}")
 
     def _fence(self, reason: str) -> list[Action]:
         self.state = MemberState.FENCED
@@ -415,12 +469,6 @@ class HeartbeatMembership:
         if self.state is MemberState.FENCED and action.join_count == self.join_count:
             # The fence counted this join already (making earlier actions moot).
             self._join(self.join_reason, new_join=False)
-
-    def _fail(self, code: int, message: str | None) -> list[Action]:
-        text = f"ConsumerGroupHeartbeat failed with {_error_name(code)}"
-        if message:
-            text += f": {message}"
-        return self.fail(error_for_code(code, text))
 
     def fail(self, error: KafkaError) -> list[Action]:
         """A fatal error (also one found outside a response: the broker lacks the API)."""
@@ -532,13 +580,16 @@ class HeartbeatMembership:
         self.regex = None
 
 
-def _error_name(code: int) -> str:
+def error_name(code: int) -> str:
+    """Kafka's name for an error code (as its error class says), for messages."""
     return str(getattr(error_for_code(code), "name", code))
 
 
 __all__ = [
+    "FENCING_ERRORS",
     "Action",
     "Assign",
+    "EpochMembership",
     "Fail",
     "FindCoordinator",
     "HeartbeatMembership",
@@ -552,5 +603,6 @@ __all__ = [
     "ResolveTopics",
     "Revoke",
     "SendLeave",
+    "error_name",
     "new_member_id",
 ]
