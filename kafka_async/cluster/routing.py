@@ -117,6 +117,17 @@ def error_or_none(code: int, message: str | None = None) -> BrokerResponseError 
     return None if code == 0 else error_for_code(code, message or None)
 
 
+def error_code(err: BaseException | None) -> int:
+    """The Kafka error code of ``err`` (0 for None, -1 for client-side errors)."""
+    if err is None:
+        return 0
+    unknown = getattr(err, "unknown_code", None)
+    if isinstance(unknown, int):
+        return unknown
+    code = getattr(err, "code", None)
+    return code if isinstance(code, int) else -1
+
+
 # -- deadlines and backoff -----------------------------------------------------------------
 
 
@@ -807,17 +818,6 @@ class Router:
 
         fan = FanOut(shard, send_to, code_of, failed, retry_codes=retry_codes, before_round=refresh)
         return await self.fan_out(fan, list(brokers), deadline)
-
-
-def error_code(err: BaseException | None) -> int:
-    """The Kafka error code of ``err`` (0 for None, -1 for client-side errors)."""
-    if err is None:
-        return 0
-    unknown = getattr(err, "unknown_code", None)
-    if isinstance(unknown, int):
-        return unknown
-    code = getattr(err, "code", None)
-    return code if isinstance(code, int) else -1
 
 
 __all__ = [

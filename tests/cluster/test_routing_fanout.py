@@ -170,3 +170,27 @@ async def test_a_missing_result_and_a_call_level_error() -> None:
     fan = FanOut(script.shard, unsupported, _code, _failed)
     with pytest.raises(IncompatibleBrokerVersionError):
         await run(fan, ["a"], backoff=script.backoff, note_errors=lambda codes: None)
+
+
+async def test_none_is_a_result_not_a_missing_one() -> None:
+    """ListOffsets for a timestamp past the last record answers "no offset" (None): a
+    result, kept as is, unlike a key the answer leaves out."""
+
+    async def shard(pending: list[str]) -> Plan[str, int | None]:
+        plan: Plan[str, int | None] = Plan()
+        for key in pending:
+            plan.send(1, key)
+        return plan
+
+    async def no_retry() -> bool:
+        return False
+
+    async def answer(node: int | None, keys: list[str]) -> Mapping[str, int | None]:
+        return {k: None for k in keys if k != "c"}
+
+    def failed(key: str, error: KafkaError) -> int | None:
+        return -1
+
+    fan: FanOut[str, int | None] = FanOut(shard, answer, lambda r: 0, failed)
+    got = await run(fan, ["a", "b", "c"], backoff=no_retry, note_errors=lambda c: None)
+    assert got == {"a": None, "b": None, "c": -1}
