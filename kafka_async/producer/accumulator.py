@@ -375,7 +375,7 @@ class Delivery:
 
     def result(self) -> RecordMetadata:
         """The record's metadata; raises its error, or ``InvalidStateError`` if not settled."""
-        # The success path in one call into the C accelerator (records.batch): it reads the
+        # The success path in one call into the C fast path (fastpath.py): it reads the
         # handle's and the batch's slots and makes the named tuple without its __new__.
         metadata = delivery_metadata(self, RecordMetadata)
         if metadata is not None:
@@ -709,8 +709,8 @@ class RecordAccumulator:
         time a new batch is created at (read here when None, and only if a batch is opened).
         ``size`` is the estimate from :func:`record_size`, reserved from ``buffer_memory``
         until the batch settles. The caller checked ``has_room`` and ``max_request_size``.
-        The record's bytes and its ``Delivery`` are made in one call into the C accelerator
-        (``records.batch.append_record``; a pure-Python twin without it).
+        The record's bytes and its ``Delivery`` are made in one call into the C fast path
+        (``fastpath.append_record``; a pure-Python twin without it).
         """
         batches = ps.batches
         if batches:

@@ -58,7 +58,7 @@ def murmur2_py(data: bytes | bytearray | memoryview) -> int:
     Kafka's variant reads the key as little-endian 32-bit words with seed ``0x9747b28c``. The
     Java function returns a signed int; callers take ``& 0x7fffffff`` (``toPositive``), which
     gives the same value from the unsigned form used here. The pure-Python twin of the C
-    accelerator's ``murmur2`` (used as :func:`murmur2` when that is not built).
+    fast path's ``murmur2`` (used as :func:`murmur2` when that is not built).
     """
     length = len(data)
     h = _SEED ^ length

@@ -537,7 +537,7 @@ class Producer:
         with. The serializers run in the call itself (their errors are raised by it); every
         other error is raised by the ``await``.
 
-        With the C accelerator, the common record (bytes or None key and value, no headers, no
+        With the C fast path, the common record (bytes or None key and value, no headers, no
         transaction, a known topic, room in the buffer and in the open batch) is queued by
         the call itself, in C, and the ``await`` returns at once without suspending; the
         awaitable it returns passes for a coroutine (``asyncio.create_task`` takes it). The
@@ -686,7 +686,7 @@ class Producer:
         ``await producer.send(...)`` returns the record's
         :class:`~kafka_async.structs.RecordMetadata` or raises the typed error it failed
         with. As with :meth:`enqueue`, the serializers run in the call itself and the
-        accelerator's common case is done in C; waiting then costs no coroutine per record.
+        common case is done in C (the fast path); waiting then costs no coroutine per record.
         Cancelling the await once the record is queued does not take it back: it is still
         sent, and only the wait for its acknowledgement is abandoned.
         """
@@ -752,9 +752,9 @@ class Producer:
 
     async def _delivery_outcome(self, delivery: Delivery) -> RecordMetadata:
         """Wait until ``delivery``'s batch is settled; its metadata, or raise its error."""
-        # ``await delivery`` without its generator frame and ``settled()``'s call: a task
-        # resumed here resumes one frame fewer (the web-service pattern: thousands of tasks,
-        # one record each), and the metadata comes from one call into the C accelerator.
+        # ``await delivery`` without its generator frame: a task resumed here resumes one
+        # frame fewer, and the metadata comes from one call into the C fast path. (The C
+        # send's Sending does all of this without a coroutine; this is its fallback.)
         batch = delivery.batch
         if not batch.done:
             # On asyncio a future of this task's own (see ProducerBatch.settled).
