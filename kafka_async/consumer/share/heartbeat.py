@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 
 from ...cluster.client import ClusterClient
+from ...cluster.routing import send_request
 from ...errors import BrokerResponseError, IncompatibleBrokerVersionError, KafkaError
 from ...protocol.apis import SHARE_GROUP_HEARTBEAT
 from ...protocol.apis.share_group_heartbeat import (
@@ -27,8 +28,8 @@ from ...protocol.apis.share_group_heartbeat import (
     ShareGroupHeartbeatResponse,
 )
 from ...structs import TopicPartition
-from .._io import send
 from .._signal import Signal
+from ..group.heartbeat_coordinator import heartbeat_answer
 from .config import ShareConsumerConfig
 from .membership import (
     Action,
@@ -37,7 +38,6 @@ from .membership import (
     FindCoordinator,
     ResolveTopics,
     ShareHeartbeatRequest,
-    ShareHeartbeatResponse,
     ShareMembership,
     ShareMemberState,
 )
@@ -114,7 +114,7 @@ class ShareHeartbeat:
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline
     ) -> ShareGroupHeartbeatResponse:
         node = await self._client.coordinator(self.group_id, timeout=timeout)
-        _, resp = await send(
+        _, resp = await send_request(
             self._client,
             node,
             SHARE_GROUP_HEARTBEAT,
@@ -166,24 +166,8 @@ class ShareHeartbeat:
                 resp.error_code,
                 resp.error_message or "",
             )
-        assignment = None
-        if resp.assignment is not None:
-            assignment = {
-                t.topic_id: frozenset(t.partitions) for t in resp.assignment.topic_partitions
-            }
         before = m.state
-        actions = m.on_heartbeat_response(
-            ShareHeartbeatResponse(
-                error_code=resp.error_code,
-                member_epoch=resp.member_epoch,
-                heartbeat_interval_ms=resp.heartbeat_interval_ms,
-                member_id=resp.member_id,
-                error_message=resp.error_message,
-                assignment=assignment,
-            ),
-            time.monotonic(),
-            self._names(),
-        )
+        actions = m.on_heartbeat_response(heartbeat_answer(resp), time.monotonic(), self._names())
         if before is ShareMemberState.JOINING and m.state is ShareMemberState.STABLE:
             log.info(
                 "share group %s: joined as %s, epoch %d", self.group_id, m.member_id, m.member_epoch

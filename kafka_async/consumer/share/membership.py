@@ -20,6 +20,12 @@ which partitions the member fetches from. States::
 heartbeat without an answer, metadata that names new topic ids, a close) into a new state and
 a list of actions for the I/O loop (``share/heartbeat.py``). It does no I/O, never waits and
 reads no clock (times come in as arguments), so every transition is unit tested.
+
+The member id, the epoch, the heartbeat interval and what each error of an answer means
+(fenced, the coordinator moved or is loading, a fatal error) are the KIP-848 member's:
+``heartbeat_state.EpochMembership``, shared with ``HeartbeatMembership``. This module adds
+what a share group does differently: no revocation, an assignment that only says where to
+fetch from.
 """
 
 from __future__ import annotations
@@ -29,22 +35,18 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ...errors import KafkaError, error_for_code
-from ..group.heartbeat_state import new_member_id
-
-NONE = 0
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-UNKNOWN_MEMBER_ID = 25
-FENCED_MEMBER_EPOCH = 110
-
-_COORDINATOR_ERRORS = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
-#: The coordinator no longer counts this member (or this epoch) in the group: rejoin.
-FENCING_ERRORS = frozenset({UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH})
-
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
+from ...errors import KafkaError
+from ..group.heartbeat_state import (
+    FENCING_ERRORS,
+    JOIN_EPOCH,
+    LEAVE_EPOCH,
+    NONE,
+    EpochMembership,
+    Fail,
+    FindCoordinator,
+    HeartbeatResponse,
+    error_name,
+)
 
 
 class ShareMemberState(enum.Enum):
@@ -70,24 +72,12 @@ class ShareHeartbeatRequest:
     subscribed_topic_names: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
-class ShareHeartbeatResponse:
-    """What came back (``assignment`` by topic id; None when it did not change)."""
-
-    error_code: int
-    member_epoch: int = -1
-    heartbeat_interval_ms: int = 0
-    member_id: str | None = None
-    error_message: str | None = None
-    assignment: Mapping[uuid.UUID, frozenset[int]] | None = None
+#: What came back: the fields of a KIP-848 answer (``assignment`` by topic id; None when it
+#: did not change).
+ShareHeartbeatResponse = HeartbeatResponse
 
 
-# -- actions -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FindCoordinator:
-    """Forget the coordinator and look it up again."""
+# -- actions (``FindCoordinator`` and ``Fail`` are the group member's) ---------------------------
 
 
 @dataclass(frozen=True)
@@ -105,37 +95,25 @@ class ResolveTopics:
     topic_ids: frozenset[uuid.UUID]
 
 
-@dataclass(frozen=True)
-class Fail:
-    """A fatal error: the consumer raises it to the application."""
-
-    error: KafkaError
-
-
 Action = FindCoordinator | Assignment | ResolveTopics | Fail
 
 
 @dataclass
-class ShareMembership:
-    """One member's view of its share group. Mutated only by the methods below."""
+class ShareMembership(EpochMembership[Action]):
+    """One member's view of its share group. Mutated only by the methods below (the
+    heartbeat interval is the group's share.heartbeat.interval.ms)."""
 
-    member_id: str = field(default_factory=new_member_id)
+    _api = "ShareGroupHeartbeat"
+
     rack_id: str | None = None
-    retry_backoff_ms: int = 100
     state: ShareMemberState = ShareMemberState.UNJOINED
-    member_epoch: int = JOIN_EPOCH
-    #: As the coordinator last told (the group's share.heartbeat.interval.ms).
-    heartbeat_interval_ms: int = 5_000
     topics: tuple[str, ...] = ()
     #: The assignment the coordinator sent last, by topic id.
     target: dict[uuid.UUID, frozenset[int]] = field(default_factory=dict)
     #: The assignment as topic names (what the fetcher reads from).
     assigned: frozenset[tuple[str, int]] = frozenset()
-    next_heartbeat_at: float = 0.0
-    #: Joins so far (the first and every rejoin), and why the last one happened.
+    #: Joins so far (the first and every rejoin); why the last happened is ``join_reason``.
     joins: int = 0
-    join_reason: str = ""
-    failure: KafkaError | None = field(default=None, repr=False)
     heartbeats_sent: int = 0
     #: The subscription the coordinator has (as of the last answered heartbeat).
     _sent_topics: tuple[str, ...] | None = None
@@ -147,8 +125,9 @@ class ShareMembership:
     def in_group(self) -> bool:
         return self.state is ShareMemberState.STABLE and self.member_epoch > 0
 
-    def heartbeat_due(self, now: float) -> bool:
-        return self.state in _HEARTBEATING and now >= self.next_heartbeat_at
+    @property
+    def heartbeating(self) -> bool:
+        return self.state in _HEARTBEATING
 
     # -- joining -----------------------------------------------------------------------------
 
@@ -162,12 +141,12 @@ class ShareMembership:
 
     def _join(self, reason: str) -> None:
         self.state = ShareMemberState.JOINING
-        self.member_epoch = JOIN_EPOCH
         self.joins += 1
-        self.join_reason = reason
+        self._join_epoch(reason)
+
+    def _forget_sent(self) -> None:
         self._sent_topics = None
         self._in_flight_topics = None
-        self.next_heartbeat_at = 0.0
 
     # -- heartbeats --------------------------------------------------------------------------
 
@@ -193,47 +172,21 @@ class ShareMembership:
         in_flight, self._in_flight_topics = self._in_flight_topics, None
         if self.state not in _HEARTBEATING:
             return []  # a straggler: the member left or failed meanwhile
-        code = response.error_code
-        if code == NONE:
-            self._sent_topics = in_flight
-            if response.member_id:
-                self.member_id = response.member_id
-            self.member_epoch = response.member_epoch
-            if response.heartbeat_interval_ms > 0:
-                self.heartbeat_interval_ms = response.heartbeat_interval_ms
-                self.next_heartbeat_at = min(
-                    self.next_heartbeat_at, now + response.heartbeat_interval_ms / 1000
-                )
-            self.state = ShareMemberState.STABLE
-            if response.assignment is not None:
-                self.target = {t: frozenset(ps) for t, ps in response.assignment.items()}
-                return self.resolve(names)
-            return []
-        self._sent_topics = None
-        if code in FENCING_ERRORS:
-            self._join(f"heartbeat answered {_error_name(code)}")
-            self.target = {}
-            return self._set_assigned(frozenset())
-        if code in _COORDINATOR_ERRORS:
-            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-            return [FindCoordinator()]
-        if code == COORDINATOR_LOAD_IN_PROGRESS:
-            self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-            return []
-        text = f"ShareGroupHeartbeat failed with {_error_name(code)}"
-        if response.error_message:
-            text += f": {response.error_message}"
-        return self.fail(error_for_code(code, text))
+        if response.error_code != NONE:
+            return self._refused(response, now)
+        self._sent_topics = in_flight
+        self._accept(response, now)
+        self.state = ShareMemberState.STABLE
+        if response.assignment is not None:
+            self.target = {t: frozenset(ps) for t, ps in response.assignment.items()}
+            return self.resolve(names)
+        return []
 
-    def on_heartbeat_failed(self, now: float) -> list[Action]:
-        """No answer (connection lost, timed out): find the coordinator again, retry after
-        the backoff with the subscription."""
-        self._in_flight_topics = None
-        self._sent_topics = None
-        if self.state not in _HEARTBEATING:
-            return []
-        self.next_heartbeat_at = now + self.retry_backoff_ms / 1000
-        return [FindCoordinator()]
+    def _fenced(self, code: int) -> list[Action]:
+        # Rejoin with epoch 0 and the same member id; the assignment is dropped.
+        self._join(f"heartbeat answered {error_name(code)}")
+        self.target = {}
+        return self._set_assigned(frozenset())
 
     def fail(self, error: KafkaError) -> list[Action]:
         """A fatal error (also one found outside an answer: the broker lacks the API)."""
@@ -288,10 +241,6 @@ class ShareMembership:
         self.member_epoch = JOIN_EPOCH
         self.target = {}
         return self._set_assigned(frozenset())
-
-
-def _error_name(code: int) -> str:
-    return str(getattr(error_for_code(code), "name", code))
 
 
 __all__ = [
