@@ -1,5 +1,10 @@
 """The group coordinator loop: carries out what the membership state machine decides.
 
+This is the classic protocol's driver on ``member.GroupMember``, which holds what every
+protocol shares (the action queue and ``run``'s loop, revoke/lose/assign and the listener,
+leaving, the commit refusal, the poll and session clocks); here are JoinGroup, SyncGroup,
+Heartbeat and LeaveGroup, the leader's assignment, and the steps a leave may abandon.
+
 Two tasks in the consumer's task group:
 
 * ``run`` owns every action: it looks up the coordinator, sends JoinGroup (on the

@@ -1,8 +1,10 @@
 """The coordinator loop of the consumer group protocol (KIP-848, ``group_protocol="consumer"``).
 
-It carries out what ``heartbeat_state.HeartbeatMembership`` decides, with the same surface
-as the classic ``GroupCoordinator`` (the consumer drives either one the same way). Two tasks
-in the consumer's task group:
+It carries out what ``heartbeat_state.HeartbeatMembership`` decides. It is the KIP-848
+driver on ``member.GroupMember`` (which holds what the classic ``GroupCoordinator`` shares:
+revoke/lose/assign and the listener, leaving, the commit refusal, the clocks), and the
+consumer drives either through ``driver.GroupDriver``. Two tasks in the consumer's task
+group:
 
 * ``_heartbeat_loop`` sends ConsumerGroupHeartbeat when one is due (at the interval the
   coordinator gives; at once to join, to acknowledge a reconciliation or to tell a new
