@@ -1164,8 +1164,17 @@ PyMODINIT_FUNC
 PyInit__fastpath(void)
 {
     if (records == NULL &&
-        (records = (RecordsCAPI *)PyCapsule_Import(RECORDS_CAPI_NAME, 0)) == NULL)
+        (records = (RecordsCAPI *)PyCapsule_Import(RECORDS_CAPI_NAME, 0)) == NULL) {
+        /* A records extension of another build (no capsule) is an ImportError too: the
+         * producer then takes its Python paths (fastpath.py). */
+        if (!PyErr_ExceptionMatches(PyExc_ImportError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ImportError,
+                            "kafka_async.producer._fastpath needs the C API of "
+                            "kafka_async.records._speedups (rebuild both)");
+        }
         return NULL;
+    }
     if (PyType_Ready(&EnqueuerType) < 0 || PyType_Ready(&SendingType) < 0 ||
         enqueuer_init_strings() < 0)
         return NULL;
