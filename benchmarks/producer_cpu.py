@@ -19,12 +19,19 @@ of two record counts (start-up cancels out)::
     valgrind --tool=callgrind python -m benchmarks.producer_cpu send 10000
     valgrind --tool=callgrind python -m benchmarks.producer_cpu send 30000
     # (Ir of the second - Ir of the first) / 20000 = instructions per record
+
+``python -m benchmarks.producer_cpu --count`` does that for ``send``, ``enqueue`` and
+``produce`` and prints instructions per record, with which C extensions were in use
+(``records.SPEEDUPS``, ``producer.fastpath.FASTPATH``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -161,12 +168,48 @@ async def _run(mode: str, n: int) -> float:
     return cpu
 
 
+#: Record counts of the two callgrind runs per mode (their difference cancels start-up).
+COUNT_RUNS = {"send": (2_000, 12_000), "enqueue": (5_000, 25_000), "produce": (5_000, 25_000)}
+
+
+def _instructions(args: list[str]) -> int:
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for line in out.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[1].strip())
+    raise RuntimeError(out.stderr[-2000:])
+
+
+def count(mode: str) -> float:
+    """Instructions per record of ``mode``: callgrind of two record counts, differenced."""
+    lo, hi = COUNT_RUNS[mode]
+    base = [sys.executable, "-m", "benchmarks.producer_cpu", mode]
+    return (_instructions([*base, str(hi)]) - _instructions([*base, str(lo)])) / (hi - lo)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``python -m benchmarks.producer_cpu {send,enqueue,produce,floor} [records]``."""
+    """``python -m benchmarks.producer_cpu {send,enqueue,produce,floor} [records]``, or
+    ``--count`` (instructions per record under callgrind)."""
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["--count"]:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("valgrind is not installed")
+        from kafka_async.producer.fastpath import FASTPATH
+        from kafka_async.records import SPEEDUPS
+
+        print(f"records.SPEEDUPS={SPEEDUPS} producer.fastpath.FASTPATH={FASTPATH}")
+        for mode in COUNT_RUNS:
+            print(f"{mode:8} {count(mode):10,.0f} instructions/record")
+        return
     parser = argparse.ArgumentParser(prog="python -m benchmarks.producer_cpu")
     parser.add_argument("mode", choices=("send", "enqueue", "produce", "floor"))
     parser.add_argument("records", type=int, nargs="?", default=200_000)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     n = (
         args.records
         if args.mode in ("enqueue", "produce")
