@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,7 +34,6 @@ from ..cluster.routing import (
     Deadline,
     Router,
     error_code,
-    gather,
     retriable,
 )
 from ..errors import (
@@ -333,15 +331,13 @@ class AdminClient:
         return self._finish(ResultMap(got), raise_on_error)
 
     async def _metadata(self, topics: Sequence[str] | None, deadline: Deadline) -> MetadataResponse:
-        while True:
-            try:
-                _, resp = await self._router.send(
-                    None, apis.METADATA, lambda v: m.metadata_request(topics, v), deadline
-                )
-                return resp
-            except KafkaError as exc:
-                if not retriable(exc) or not await self._router.backoff(deadline):
-                    raise
+        async def call() -> tuple[int, MetadataResponse]:
+            return await self._router.send(
+                None, apis.METADATA, lambda v: m.metadata_request(topics, v), deadline
+            )
+
+        _, resp = await self._router.with_retries(deadline, call, refresh=False)
+        return resp
 
     async def list_topics(
         self, *, include_internal: bool = False, timeout_ms: int | None = None
@@ -395,38 +391,32 @@ class AdminClient:
         groups would silently be missing otherwise.
         """
         deadline = self._router.deadline(timeout_ms)
-        await self._router.refresh_quietly([])
-        nodes: list[int | None] = [*sorted(self._cluster.metadata.brokers)] or [None]
+
+        # Each broker's answer is its listings or its error (the router retries a
+        # coordinator still loading and a dropped connection).
+        async def send(node: int) -> list[GroupListing] | KafkaError:
+            _, resp = await self._router.send(
+                node, apis.LIST_GROUPS, lambda v: m.list_groups_request(states, types, v), deadline
+            )
+            if resp.error_code:
+                return error_for_code(resp.error_code)
+            return m.group_listings(resp, node)
+
+        answers = await self._router.per_broker(
+            None,
+            send,
+            lambda node, e: e,
+            lambda r: error_code(r) if isinstance(r, KafkaError) else 0,
+            deadline,
+            retry_codes=COORDINATOR_LOADING,
+        )
         found: dict[str, GroupListing] = {}
-        errors: list[KafkaError] = []
-
-        async def one(node: int | None) -> None:
-            while True:
-                try:
-                    _, resp = await self._router.send(
-                        node,
-                        apis.LIST_GROUPS,
-                        lambda v: m.list_groups_request(states, types, v),
-                        deadline,
-                    )
-                except KafkaError as exc:
-                    if retriable(exc) and await self._router.backoff(deadline):
-                        continue
-                    errors.append(exc)
-                    return
-                if resp.error_code in COORDINATOR_LOADING and await self._router.backoff(deadline):
-                    continue
-                if resp.error_code:
-                    self._router.note_errors([resp.error_code])
-                    errors.append(error_for_code(resp.error_code))
-                    return
-                for g in m.group_listings(resp, node if node is not None else -1):
-                    found.setdefault(g.group_id, g)
-                return
-
-        await gather([partial(one, node) for node in nodes])
-        if errors:
-            raise errors[0]
+        for node in sorted(answers):
+            got = answers[node]
+            if isinstance(got, KafkaError):
+                raise got
+            for g in got:
+                found.setdefault(g.group_id, g)
         return [found[g] for g in sorted(found)]
 
     async def describe_groups(
