@@ -95,11 +95,7 @@ def test_core_never_imports_optional_extras() -> None:
 # (`from . import _speedups`, `from ._wire import ...`) is fine: the underscore marks the
 # module as internal to its package, not a name inside it.
 #: (importing module, imported-from module, name) -> why it is allowed for now.
-PRIVATE_IMPORT_ALLOWED: dict[tuple[str, str, str], str] = {
-    # Temporary (issue 28): the admin helper's area; net/connection.py to give the client
-    # software name/version a public name, then this entry goes.
-    ("admin/cluster_ops.py", "net/connection", "_CLIENT_SOFTWARE"): "admin: issue 28 in work",
-}
+PRIVATE_IMPORT_ALLOWED: dict[tuple[str, str, str], str] = {}
 
 
 def _private_imports(path: Path, root: Path = ROOT) -> list[tuple[str, str, str, int]]:

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from .. import errors as E
 from ..cluster.routing import Router, error_code, error_or_none
 from ..errors import ConfigError, KafkaError, error_for_code
-from ..net.connection import _CLIENT_SOFTWARE
+from ..net.connection import CLIENT_SOFTWARE
 from ..protocol import apis
 from ..protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from ..protocol.apis.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
@@ -322,7 +322,7 @@ def update_features_results(
 async def describe_features(router: Router, *, timeout_ms: int | None) -> FeatureMetadata:
     deadline = router.deadline(timeout_ms)
     body = ApiVersionsRequest(
-        client_software_name=_CLIENT_SOFTWARE[0], client_software_version=_CLIENT_SOFTWARE[1]
+        client_software_name=CLIENT_SOFTWARE[0], client_software_version=CLIENT_SOFTWARE[1]
     )
 
     async def call() -> tuple[int, tuple[int, ApiVersionsResponse]]:

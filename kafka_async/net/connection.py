@@ -126,6 +126,8 @@ def _software_version() -> str:
 
 
 _CLIENT_SOFTWARE = ("kafka-async", _software_version())
+#: The client software name and version this library sends in ApiVersions (KIP-511).
+CLIENT_SOFTWARE = _CLIENT_SOFTWARE
 
 
 async def tcp_stream(host: str, port: int, config: ClientConfig) -> anyio.abc.ByteStream:
