@@ -471,7 +471,7 @@ def load_definitions(directory: Path = DEFINITIONS_DIR) -> list[ApiDef]:
 
 _BANNER = (
     "# Generated from kafka_async/protocol/definitions/{src}\n"
-    "# by `make generate` (kafka_async/protocol/generate.py): do not edit."
+    "# by `make generate` (tools/generate_protocol.py): do not edit."
 )
 
 

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/*.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """Every Kafka API the client speaks, one generated module each.
 
 Import the constants (``PRODUCE``, ``FETCH``, ...) from here and the message

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/add_offsets_to_txn.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AddOffsetsToTxn: add a consumer group's offsets to an ongoing transaction.
 
 Versions 0-4, flexible 3+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/alter_client_quotas.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AlterClientQuotas: set or remove the quotas of users, client ids and IP addresses.
 
 Versions 0-1, flexible 1+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/alter_configs.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AlterConfigs: replace the configs of resources (non-incremental).
 
 Versions 0-2, flexible 2+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/alter_partition_reassignments.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AlterPartitionReassignments: move partitions to other replicas, or cancel a move.
 
 Versions 0-1, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/alter_share_group_offsets.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AlterShareGroupOffsets: set the start offsets of an empty share group's share-partitions
 (KIP-932).
 

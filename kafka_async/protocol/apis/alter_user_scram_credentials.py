@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/alter_user_scram_credentials.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """AlterUserScramCredentials: create, replace or delete SCRAM credentials.
 
 Versions 0, flexible 0+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/api_versions.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ApiVersions: the API versions (and features) a broker supports.
 
 Versions 0-4, flexible 3+; checked against Kafka 4.0's

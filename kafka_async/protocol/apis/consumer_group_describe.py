@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/consumer_group_describe.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ConsumerGroupDescribe: state, members and assignments of KIP-848 consumer groups.
 
 Versions 0-1, flexible 0+; checked against Kafka 4.1's

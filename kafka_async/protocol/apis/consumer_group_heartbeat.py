@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/consumer_group_heartbeat.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ConsumerGroupHeartbeat: join, stay in and leave a KIP-848 consumer group; the coordinator assigns
 the partitions.
 

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/create_partitions.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """CreatePartitions: add partitions to topics.
 
 Versions 0-3, flexible 2+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/create_topics.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """CreateTopics: create topics.
 
 Versions 0-7, flexible 5+; checked against Kafka 4.0's

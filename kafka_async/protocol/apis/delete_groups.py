@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/delete_groups.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DeleteGroups: delete empty consumer groups.
 
 Versions 0-2, flexible 2+; checked against Kafka 4.0's

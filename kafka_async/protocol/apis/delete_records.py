@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/delete_records.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DeleteRecords: move partitions' log start offsets forward.
 
 Versions 0-2, flexible 2+; checked against Kafka 4.0's

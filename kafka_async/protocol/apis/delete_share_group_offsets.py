@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/delete_share_group_offsets.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DeleteShareGroupOffsets: remove an empty share group's state for whole topics (KIP-932).
 
 Versions 0, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/delete_topics.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DeleteTopics: delete topics.
 
 Versions 0-6, flexible 4+; checked against Kafka 4.0's

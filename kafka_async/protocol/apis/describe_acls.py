@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_acls.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeAcls: the ACLs matching a filter.
 
 Versions 0-3, flexible 2+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_cluster.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeCluster: the cluster's id, controller and brokers.
 
 Versions 0-1, flexible 0+; checked against Kafka 4.0's

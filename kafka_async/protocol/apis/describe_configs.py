@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_configs.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeConfigs: configs of topics, brokers and other resources.
 
 Versions 0-4, flexible 4+; checked against Kafka 4.0's

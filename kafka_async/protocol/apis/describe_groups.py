@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_groups.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeGroups: state, members and assignments of classic groups.
 
 Versions 0-5, flexible 5+; checked against Kafka 4.0's

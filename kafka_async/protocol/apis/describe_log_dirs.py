@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_log_dirs.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeLogDirs: a broker's log directories and the size of the partitions in them.
 
 Versions 1-4, flexible 2+; checked against Kafka 4.1's

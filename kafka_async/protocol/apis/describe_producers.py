@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_producers.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeProducers: the producers with state on partitions (for hanging transactions).
 
 Versions 0, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_quorum.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeQuorum: the state of the KRaft metadata quorum: its leader, voters and observers.
 
 Versions 0-2, flexible 0+; checked against Kafka 4.1's

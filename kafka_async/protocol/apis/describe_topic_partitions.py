@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/describe_topic_partitions.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """DescribeTopicPartitions: topics and their partitions, paged, with eligible leader replicas
 (KIP-966).
 

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/elect_leaders.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ElectLeaders: elect the preferred (or an unclean) leader of partitions.
 
 Versions 0-2, flexible 2+; checked against Kafka 4.1's

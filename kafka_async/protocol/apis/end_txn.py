@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/end_txn.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """EndTxn: commit or abort a transaction.
 
 Versions 0-5, flexible 3+; checked against Kafka 4.0's

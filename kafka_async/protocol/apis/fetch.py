@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/fetch.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """Fetch: read record batches from partition leaders (or preferred replicas).
 
 Versions 0-17, flexible 12+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/find_coordinator.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """FindCoordinator: the broker that coordinates a group or a transactional id.
 
 Versions 0-6, flexible 3+; checked against Kafka 4.0's

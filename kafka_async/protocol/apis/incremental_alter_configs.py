@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/incremental_alter_configs.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """IncrementalAlterConfigs: set, delete, append or subtract single configs.
 
 Versions 0-1, flexible 1+; checked against Kafka 4.0's

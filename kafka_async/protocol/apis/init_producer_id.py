@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/init_producer_id.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """InitProducerId: a producer id and epoch for idempotence or transactions.
 
 Versions 0-5, flexible 2+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/join_group.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """JoinGroup: join a classic consumer group (first step of a rebalance).
 
 Versions 0-9, flexible 6+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/leave_group.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """LeaveGroup: leave a classic consumer group.
 
 Versions 0-5, flexible 4+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/list_groups.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ListGroups: the groups a broker coordinates.
 
 Versions 0-5, flexible 3+; checked against Kafka 4.0's

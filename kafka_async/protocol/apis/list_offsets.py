@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/list_offsets.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ListOffsets: find the offset of a timestamp, or the earliest or latest offset.
 
 Versions 0-10, flexible 6+; checked against Kafka 4.0's

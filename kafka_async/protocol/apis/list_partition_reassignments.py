@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/list_partition_reassignments.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ListPartitionReassignments: the partition moves the controller is carrying out.
 
 Versions 0, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/list_transactions.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ListTransactions: the transactions the coordinators know, filtered.
 
 Versions 0-2, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/metadata.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """Metadata: the cluster's brokers, topics, partitions and their leaders.
 
 Versions 0-12, flexible 9+; checked against Kafka 4.0's

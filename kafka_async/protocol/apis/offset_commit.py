@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/offset_commit.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """OffsetCommit: store a consumer group's offsets.
 
 Versions 0-9, flexible 8+; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/offset_delete.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """OffsetDelete: delete a group's committed offsets for some partitions.
 
 Versions 0, flexible none; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/offset_fetch.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """OffsetFetch: read a consumer group's committed offsets.
 
 Versions 0-9, flexible 6+; checked against Kafka 4.0's

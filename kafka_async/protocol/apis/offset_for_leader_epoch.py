@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/offset_for_leader_epoch.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """OffsetForLeaderEpoch: the end offset of a leader epoch (truncation detection, KIP-320).
 
 Versions 0-4, flexible 4+; checked against Kafka 4.0's

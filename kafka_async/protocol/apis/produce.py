@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/produce.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """Produce: append record batches to partition leaders.
 
 Versions 0-11, flexible 9+; checked against Kafka 4.0's

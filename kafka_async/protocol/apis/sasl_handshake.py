@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/sasl_handshake.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """SaslHandshake: choose the SASL mechanism.
 
 Versions 0-1, flexible none; checked against Kafka 4.0's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/share_fetch.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ShareFetch: read records of a share group's partitions, acquiring them, and acknowledge earlier
 ones (KIP-932).
 

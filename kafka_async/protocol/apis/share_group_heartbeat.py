@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/share_group_heartbeat.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """ShareGroupHeartbeat: join, stay in and leave a share group (KIP-932).
 
 Versions 1, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/sync_group.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """SyncGroup: the leader hands out the assignment; every member receives its own.
 
 Versions 0-5, flexible 4+; checked against Kafka 4.0's

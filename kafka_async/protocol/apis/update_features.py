@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/update_features.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """UpdateFeatures: change the finalized level of cluster features (KIP-584).
 
 Versions 0-2, flexible 0+; checked against Kafka 4.1's

@@ -1,5 +1,5 @@
 # Generated from kafka_async/protocol/definitions/write_txn_markers.def
-# by `make generate` (kafka_async/protocol/generate.py): do not edit.
+# by `make generate` (tools/generate_protocol.py): do not edit.
 """WriteTxnMarkers: write commit or abort markers of producers' transactions to partitions (the
 admin client aborts a hanging transaction with it).
 
