@@ -15,6 +15,8 @@ from collections.abc import Iterable
 #: Harness modules of this project's own tests (now in ``tests/harness``).
 HARNESS_MODULES = (
     "admin_scenes",
+    "apt",
+    "broker_gaps",
     "churn",
     "fake_broker",
     "java_peers",
@@ -29,7 +31,6 @@ HARNESS_MODULES = (
 #: folder: nothing below it may be there.
 FORBIDDEN = (
     *(f"kafka_async/testing/{name}.py" for name in HARNESS_MODULES),
-    "kafka_async/testing/broker_gaps.py",
     # The generators (tools/generate_protocol.py, tools/generate_settings.py) and their input.
     "kafka_async/protocol/generate.py",
     "kafka_async/settings/generate.py",

@@ -31,8 +31,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from kafka_async.testing._procs import apt_install
 from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
+from tests.harness.apt import apt_install
 
 # Marked as a broker-tier test although it needs no broker: it builds the site and drives a
 # browser, which is worth doing once per run, not once per CPython of the unit tier.

@@ -14,6 +14,7 @@ source tree: ``tools/dist_check.py`` runs the tests against the built wheel).
 * ``mutations``: seeded byte mutations for fuzzing.
 * ``churn``: group churn with an ownership ledger.
 * ``admin_scenes``: cluster states the admin tests need and no client call makes.
-* ``tls``: throwaway certificates and a stunnel TLS terminator.
+* ``tls``: throwaway certificates and a stunnel TLS terminator; ``apt``: installs what
+  the tests need (stunnel, chromium) where the runner is root with apt-get.
 * ``soak``: ``make soak``, the reliability scenarios and their table of results.
 """

@@ -40,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from kafka_async.testing._procs import apt_install
+from tests.harness.apt import apt_install
 
 if TYPE_CHECKING:
     from cryptography import x509
