@@ -483,13 +483,9 @@ class HeartbeatMembership(EpochMembership[Action]):
         """Start reconciling the last assignment if it differs from what is owned."""
         if self.state is not MemberState.STABLE or self.target is None:
             return []
+        known, unknown = name_topics(self.target, names)
         assigned: set[TopicPartition] = set()
-        unknown: set[uuid.UUID] = set()
-        for topic_id, partitions in self.target.items():
-            name = names.get(topic_id)
-            if name is None:
-                unknown.add(topic_id)
-                continue
+        for topic_id, name, partitions in known:
             self.topic_ids[name] = topic_id
             assigned.update(TopicPartition(name, p) for p in partitions)
         target = frozenset(assigned)
@@ -504,7 +500,7 @@ class HeartbeatMembership(EpochMembership[Action]):
             actions.append(Assign(frozenset(added)))
             actions.append(Reconciled(target, self.join_count))
         if unknown:
-            actions.append(ResolveTopics(frozenset(unknown)))
+            actions.append(ResolveTopics(unknown))
         return actions
 
     def on_reconciled(self, action: Reconciled, names: Mapping[uuid.UUID, str]) -> list[Action]:
@@ -580,6 +576,22 @@ class HeartbeatMembership(EpochMembership[Action]):
         self.regex = None
 
 
+def name_topics(
+    target: Mapping[uuid.UUID, frozenset[int]], names: Mapping[uuid.UUID, str]
+) -> tuple[list[tuple[uuid.UUID, str, frozenset[int]]], frozenset[uuid.UUID]]:
+    """An assignment by topic id, as far as ``names`` (the metadata's ids) knows it: (topic
+    id, name, partitions) of each known topic, and the ids not known yet."""
+    known: list[tuple[uuid.UUID, str, frozenset[int]]] = []
+    unknown: set[uuid.UUID] = set()
+    for topic_id, partitions in target.items():
+        name = names.get(topic_id)
+        if name is None:
+            unknown.add(topic_id)
+        else:
+            known.append((topic_id, name, partitions))
+    return known, frozenset(unknown)
+
+
 def error_name(code: int) -> str:
     """Kafka's name for an error code (as its error class says), for messages."""
     return str(getattr(error_for_code(code), "name", code))
@@ -604,5 +616,6 @@ __all__ = [
     "Revoke",
     "SendLeave",
     "error_name",
+    "name_topics",
     "new_member_id",
 ]

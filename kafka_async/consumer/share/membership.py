@@ -46,6 +46,7 @@ from ..group.heartbeat_state import (
     FindCoordinator,
     HeartbeatResponse,
     error_name,
+    name_topics,
 )
 
 
@@ -200,17 +201,10 @@ class ShareMembership(EpochMembership[Action]):
     def resolve(self, names: Mapping[uuid.UUID, str]) -> list[Action]:
         """Turn the last assignment into topic names; ids the metadata does not know yet are
         left out, and a ``ResolveTopics`` asks for them."""
-        assigned: set[tuple[str, int]] = set()
-        unknown: set[uuid.UUID] = set()
-        for topic_id, partitions in self.target.items():
-            name = names.get(topic_id)
-            if name is None:
-                unknown.add(topic_id)
-            else:
-                assigned.update((name, p) for p in partitions)
-        actions = self._set_assigned(frozenset(assigned))
+        known, unknown = name_topics(self.target, names)
+        actions = self._set_assigned(frozenset((name, p) for _, name, ps in known for p in ps))
         if unknown:
-            actions.append(ResolveTopics(frozenset(unknown)))
+            actions.append(ResolveTopics(unknown))
         return actions
 
     def _set_assigned(self, assigned: frozenset[tuple[str, int]]) -> list[Action]:
