@@ -1,16 +1,28 @@
-"""The epoch core both heartbeat protocols share (``heartbeat_state.EpochMembership``): a
-KIP-848 consumer group member and a KIP-932 share group member read an answer's error the
-same way, no broker. The protocol's own tests (``test_consumer_group_protocol_state.py``,
-``tests/share/test_share_state.py``) cover what each does with its partitions."""
+"""The shared cores of group membership, no broker.
+
+* ``heartbeat_state.EpochMembership``: a KIP-848 consumer group member and a KIP-932 share
+  group member read an answer's error the same way (the protocols' own tests,
+  ``test_consumer_group_protocol_state.py`` and ``tests/share/test_share_state.py``, cover
+  what each does with its partitions);
+* ``member.GroupMember``: the classic and KIP-848 drivers refuse commits, report
+  statistics and leave the same way (the broker tests cover them in a group)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
+import anyio
 import pytest
 
+from kafka_async.cluster.client import ClusterClient
+from kafka_async.consumer._signal import Signal
+from kafka_async.consumer.config import ConsumerConfig
+from kafka_async.consumer.errors import CommitFailedError
+from kafka_async.consumer.group.coordinator import GroupCoordinator
+from kafka_async.consumer.group.driver import GroupDriver
+from kafka_async.consumer.group.heartbeat_coordinator import HeartbeatCoordinator
 from kafka_async.consumer.group.heartbeat_state import (
     EpochMembership,
     Fail,
@@ -18,8 +30,12 @@ from kafka_async.consumer.group.heartbeat_state import (
     HeartbeatMembership,
     HeartbeatResponse,
 )
+from kafka_async.consumer.group.member import GroupMember
+from kafka_async.consumer.offsets import OffsetClient
+from kafka_async.consumer.positions import SubscriptionState
 from kafka_async.consumer.share.membership import ShareMembership
 from kafka_async.errors import GroupAuthorizationFailedError
+from kafka_async.net.config import ClientConfig
 
 T = uuid.uuid4()
 
@@ -132,3 +148,76 @@ def test_other_errors_fail_the_member_with_the_typed_error(
     api = "ConsumerGroupHeartbeat" if isinstance(m, HeartbeatMembership) else "ShareGroupHeartbeat"
     assert f"{api} failed with GROUP_AUTHORIZATION_FAILED: denied" in str(fail.error)
     assert not m.heartbeat_due(99.0)
+
+
+# -- the engine under both drivers ---------------------------------------------------------
+
+
+GroupProtocolName = Literal["classic", "consumer"]
+
+
+def driver(protocol: GroupProtocolName, **kw: Any) -> GroupDriver:
+    """A group member as the consumer builds it (``Consumer.__init__``), never started."""
+    cfg = ConsumerConfig(client=ClientConfig(), group_id="g", group_protocol=protocol, **kw)
+    client = ClusterClient(cfg.client)
+    subs = SubscriptionState(cfg.auto_offset_reset)
+    offsets = OffsetClient(client, "g")
+    cls = HeartbeatCoordinator if protocol == "consumer" else GroupCoordinator
+    return cls(client, cfg, subs, offsets, Signal())
+
+
+DRIVERS = pytest.mark.parametrize("protocol", ["classic", "consumer"])
+
+
+@DRIVERS
+def test_a_member_that_has_not_joined_refuses_commits(protocol: GroupProtocolName) -> None:
+    d = driver(protocol)
+    assert isinstance(d, GroupMember)
+    assert d.generation() == (-1, d.membership.member_id if protocol == "consumer" else "", None)
+    refusal = d.commit_refusal()
+    assert isinstance(refusal, CommitFailedError)
+    assert "it has not joined or has left" in str(refusal)
+    assert not d.stable
+
+
+@DRIVERS
+def test_a_failed_member_refuses_commits_with_its_failure(protocol: GroupProtocolName) -> None:
+    d = driver(protocol)
+    err = GroupAuthorizationFailedError("denied")
+    assert isinstance(d, GroupMember)
+    d.membership.fail(err)
+    assert d.commit_refusal() is err
+    assert d.membership.failure is err
+
+
+@DRIVERS
+def test_statistics_show_the_protocols_fields_and_the_shared_ones(
+    protocol: GroupProtocolName,
+) -> None:
+    d = driver(protocol, group_instance_id="static-1")
+    stats = d.statistics()
+    shared = {"group_id", "state", "member_id", "group_instance_id", "owned_partitions"}
+    shared |= {"heartbeats", "heartbeat_failures", "seconds_since_poll", "error"}
+    assert shared <= set(stats)
+    assert (stats["group_id"], stats["state"], stats["group_instance_id"]) == (
+        "g",
+        "unjoined",
+        "static-1",
+    )
+    assert ("member_epoch" in stats) == (protocol == "consumer")
+    assert ("generation_id" in stats) == (protocol == "classic")
+
+
+@DRIVERS
+@pytest.mark.anyio
+async def test_leaving_a_member_that_never_joined_finishes_in_its_task(
+    protocol: GroupProtocolName,
+) -> None:
+    d = driver(protocol)
+    ran: list[str] = []
+    async with anyio.create_task_group() as tg:
+        await tg.start(d.run)
+        assert await d.leave_group(5.0, reset=True, after=lambda: ran.append("after"))
+        tg.cancel_scope.cancel()
+    assert ran == ["after"]
+    assert d.statistics()["state"] == "unjoined"
