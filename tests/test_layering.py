@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1] / "kafka_async"
 # package -> packages (below kafka_async) it must never import
 _UPPER = {"producer", "consumer", "admin", "testing", "cli", "spark"}
 FORBIDDEN: dict[str, set[str]] = {
-    # spec.py is pure; generate.py loads the client packages' declarations by name (importlib).
+    # spec.py is pure (the generator that reads the client packages is tools/generate_settings.py).
     "settings": {"records", "net", "cluster"} | _UPPER,
     "protocol": {"records", "net", "cluster"} | _UPPER,
     "records": {"net", "cluster", "producer", "consumer", "admin", "testing", "cli", "spark"},

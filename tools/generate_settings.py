@@ -204,7 +204,7 @@ def render_module(group: Group, mod: ModuleType) -> str:
             aliases[s.kind.alias] = s.kind.literal
     out = [
         f"# Generated from {source} by `make generate`",
-        "# (kafka_async/settings/generate.py): do not edit.",
+        "# (tools/generate_settings.py): do not edit.",
         f'"""The {group.name} settings, typed: ``{group.typed_dict}`` (the keyword arguments of',
         f"{group.owner}) and ``{group.fields}`` (the fields of its config, checked values).",
         "",

@@ -1,5 +1,5 @@
 # Generated from kafka_async/admin/settings.py by `make generate`
-# (kafka_async/settings/generate.py): do not edit.
+# (tools/generate_settings.py): do not edit.
 """The admin client settings, typed: ``AdminSettings`` (the keyword arguments of
 AdminClient) and ``AdminFields`` (the fields of its config, checked values).
 

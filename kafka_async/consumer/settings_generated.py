@@ -1,5 +1,5 @@
 # Generated from kafka_async/consumer/settings.py by `make generate`
-# (kafka_async/settings/generate.py): do not edit.
+# (tools/generate_settings.py): do not edit.
 """The consumer settings, typed: ``ConsumerSettings`` (the keyword arguments of
 Consumer) and ``ConsumerFields`` (the fields of its config, checked values).
 

@@ -1,5 +1,5 @@
 # Generated from kafka_async/net/settings.py by `make generate`
-# (kafka_async/settings/generate.py): do not edit.
+# (tools/generate_settings.py): do not edit.
 """The connection and security settings, typed: ``ClientSettings`` (the keyword arguments of
 every client) and ``ClientFields`` (the fields of its config, checked values).
 

@@ -59,6 +59,7 @@ from typing import Any
 import anyio
 
 from ..errors import BrokerResponseError, InvalidStateError, KafkaTimeoutError
+from ..net.backoff import ExponentialBackoff
 from ..records.batch import HEADER_SIZE, BatchBuilder, Record, decode_batches
 from ..structs import RecordMetadata, TimestampType, TopicPartition
 from .fastpath import append_record, delivery_metadata
@@ -633,6 +634,7 @@ class RecordAccumulator:
         self.idempotent = idempotent
         self.transactional = transactional
         self._rng = rng or random.Random()
+        self._backoff = ExponentialBackoff(self.retry_backoff, self.retry_backoff_max)
 
         self._parts: dict[TopicPartition, PartitionState] = {}
         #: Bytes reserved by unsettled records.
@@ -1150,9 +1152,10 @@ class RecordAccumulator:
         self.unresolved.add(tp)
 
     def backoff(self, attempts: int) -> float:
-        """Exponential backoff with +-20% jitter for the ``attempts``-th retry, in seconds."""
-        base = min(self.retry_backoff * (2 ** max(attempts - 1, 0)), self.retry_backoff_max)
-        return float(base * self._rng.uniform(0.8, 1.2))
+        """The delay before the ``attempts``-th retry, in seconds: the library's one backoff
+        (:class:`~kafka_async.net.backoff.ExponentialBackoff`, +-20% jitter, capped at
+        ``retry_backoff_max_ms``)."""
+        return self._backoff.delay(max(attempts, 1), self._rng.random)
 
     def reenqueue(
         self,

@@ -1,5 +1,5 @@
 # Generated from kafka_async/producer/settings.py by `make generate`
-# (kafka_async/settings/generate.py): do not edit.
+# (tools/generate_settings.py): do not edit.
 """The producer settings, typed: ``ProducerSettings`` (the keyword arguments of
 Producer) and ``ProducerFields`` (the fields of its config, checked values).
 

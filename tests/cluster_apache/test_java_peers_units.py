@@ -1,4 +1,4 @@
-"""The pure parts of kafka_async.testing.java_peers: parsing what the Java tools print and
+"""The pure parts of tests.harness.java_peers: parsing what the Java tools print and
 turning the VerifiableProducer's outcomes into a ledger (no broker, no JVM)."""
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 
 from ...cluster.client import ClusterClient
+from ...cluster.routing import send_request as send
 from ...errors import (
     IncompatibleBrokerVersionError,
     KafkaError,
@@ -40,7 +41,6 @@ from ...protocol.apis import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from ...protocol.apis import share_acknowledge as sa
 from ...protocol.apis import share_fetch as sf
 from ...structs import TopicPartition
-from .._io import send
 from .._signal import Signal
 from .acks import GAP, AcknowledgementBook, AcknowledgeType, Acks, acknowledgement_batches
 from .config import ShareConsumerConfig

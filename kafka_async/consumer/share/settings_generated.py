@@ -1,5 +1,5 @@
 # Generated from kafka_async/consumer/share/settings.py by `make generate`
-# (kafka_async/settings/generate.py): do not edit.
+# (tools/generate_settings.py): do not edit.
 """The share consumer settings, typed: ``ShareConsumerSettings`` (the keyword arguments of
 ShareConsumer) and ``ShareConsumerFields`` (the fields of its config, checked values).
 
