@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import random
 import struct
-import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -666,14 +665,14 @@ async def test_hostile_records_undecodable_not_fetched_in_a_busy_loop(rig: Rig) 
         rig.served.start, rig.served.data = STRIDE, data
         rig.consumer.seek(TP0, STRIDE)
         await anyio.sleep(0.1)
-        before, cpu = rig.served.requests, time.process_time()
+        before = rig.served.requests
         got = await rig.consumer.getmany(TP0, timeout_ms=500)
-        requests, cpu = rig.served.requests - before, time.process_time() - cpu
+        requests = rig.served.requests - before
         assert got == {}, name
         assert await rig.consumer.position(TP0) == STRIDE, name
-        # One per retry_backoff_ms (5 ms) at most: about 100 in 0.5 s, not thousands.
+        # One per retry_backoff_ms (5 ms) at most: about 100 in 0.5 s, not thousands. (The
+        # request count is the evidence; a CPU-time bound failed on a loaded machine.)
         assert requests < 1000 / RETRY_BACKOFF_MS, (name, requests)
-        assert cpu < 0.25, (name, cpu)
 
 
 @pytest.mark.anyio
