@@ -34,7 +34,8 @@ def surface() -> dict[str, Any]:
         if inspect.isclass(obj):
             classes[attr] = {
                 "mro": [f"{k.__module__}.{k.__qualname__}" for k in obj.__mro__],
-                "doc": obj.__doc__,
+                # cleandoc: Python 3.13 strips docstring indentation at compile time.
+                "doc": inspect.cleandoc(obj.__doc__) if obj.__doc__ else None,
                 **{f: getattr(obj, f) for f in FLAGS if hasattr(obj, f)},
             }
         elif inspect.isfunction(obj):
