@@ -58,7 +58,7 @@ docs: $(STAMP)
 .PHONY: tansu
 tansu: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --kafka-broker=tansu -m integration \
-		--kafka-broker-tests-only
+		$(BROKER_XDIST) --kafka-broker-tests-only
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 -m 'not integration and not slow'

@@ -223,8 +223,15 @@ def produce_ours(bootstrap: str, topic: str, codec: str, data: list[Row]) -> int
     try:
         batches = our_batches(codec, data)
         expected_offset = 0
+        deadline = time.monotonic() + DEADLINE
         for batch in batches:
             error, base_offset = client.produce_raw(topic, batch)
+            # A topic made a moment ago may not have its leader yet: the broker refuses the
+            # batch without writing it (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
+            # NOT_LEADER_OR_FOLLOWER), so sending it again is safe.
+            while error in (3, 5, 6) and time.monotonic() < deadline:
+                time.sleep(0.1)
+                error, base_offset = client.produce_raw(topic, batch)
             assert error == 0
             assert base_offset == expected_offset
             expected_offset += next(decode_batches(batch)).record_count
