@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import enum
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
@@ -214,7 +215,7 @@ A = TypeVar("A")
 
 
 @dataclass
-class EpochMembership(Generic[A]):
+class EpochMembership(ABC, Generic[A]):
     """The core of a member in the heartbeat protocols: KIP-848's consumer groups (below)
     and KIP-932's share groups (``consumer/share/membership.py``).
 
@@ -240,25 +241,25 @@ class EpochMembership(Generic[A]):
     _api: ClassVar[str] = "ConsumerGroupHeartbeat"
 
     @property
+    @abstractmethod
     def heartbeating(self) -> bool:
         """The member is in a state that heartbeats (joining or in the group)."""
-        raise NotImplementedError
 
     def heartbeat_due(self, now: float) -> bool:
         return self.heartbeating and now >= self.next_heartbeat_at
 
+    @abstractmethod
     def fail(self, error: KafkaError) -> list[A]:
         """A fatal error (also one found outside a response: the broker lacks the API)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _fenced(self, code: int) -> list[A]:
         """The coordinator no longer counts this member (FENCING_ERRORS): rejoin."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _forget_sent(self) -> None:
         """Nothing is known to have reached the coordinator: the next heartbeat carries
         every field again (a join, any error)."""
-        raise NotImplementedError
 
     def _join_epoch(self, reason: str) -> None:
         """(Re)join: epoch 0, a heartbeat at once with every field."""
