@@ -263,20 +263,8 @@ class ClientConfig(ClientFields):
             )
 
     def _check_sasl(self) -> None:
-        provider = self.sasl_oauth_token_provider
-        if not self.uses_sasl:
-            return
-        sasl.check_mechanism(self.sasl_mechanism)
-        if self.sasl_mechanism == "OAUTHBEARER":
-            if provider is None:
-                raise ConfigError(
-                    "sasl_oauth_token_provider is required when sasl_mechanism is OAUTHBEARER"
-                )
-        elif self.sasl_plain_username is None or self.sasl_plain_password is None:
-            raise ConfigError(
-                f"sasl_plain_username and sasl_plain_password are required when "
-                f"security_protocol is {self.security_protocol} with {self.sasl_mechanism}"
-            )
+        if self.uses_sasl:
+            sasl.validate_config(self)
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         # Rebuilt from the settings on unpickling: the TLS context built from the ssl_*

@@ -72,19 +72,28 @@ MechanismFactory = Callable[["ClientConfig"], SaslMechanism]
 
 _MECHANISMS: dict[str, MechanismFactory] = {}
 _CHECKS: dict[str, Callable[[], None]] = {}
+_VALIDATORS: dict[str, Callable[[ClientConfig], None]] = {}
 
 
 def register_mechanism(
-    name: str, factory: MechanismFactory, *, check: Callable[[], None] | None = None
+    name: str,
+    factory: MechanismFactory,
+    *,
+    check: Callable[[], None] | None = None,
+    validate: Callable[[ClientConfig], None] | None = None,
 ) -> None:
     """Make ``sasl_mechanism=name`` valid; ``factory(config)`` builds one exchange.
 
     ``check()``, if given, runs when a config selects the mechanism and raises
     ``ConfigError`` when something it needs (an optional package) is missing.
+    ``validate(config)``, if given, runs when a config selects the mechanism and raises
+    ``ConfigError`` when the settings it needs are missing or contradict each other.
     """
     _MECHANISMS[name] = factory
     if check is not None:
         _CHECKS[name] = check
+    if validate is not None:
+        _VALIDATORS[name] = validate
 
 
 def mechanism_names() -> tuple[str, ...]:
@@ -101,6 +110,22 @@ def check_mechanism(name: str) -> None:
     check = _CHECKS.get(name)
     if check is not None:
         check()
+
+
+def validate_config(config: ClientConfig) -> None:
+    """Raise ``ConfigError`` if ``config`` lacks what its ``sasl_mechanism`` needs."""
+    check_mechanism(config.sasl_mechanism)
+    validate = _VALIDATORS.get(config.sasl_mechanism)
+    if validate is not None:
+        validate(config)
+
+
+def _needs_password(config: ClientConfig) -> None:
+    if config.sasl_plain_username is None or config.sasl_plain_password is None:
+        raise ConfigError(
+            f"sasl_plain_username and sasl_plain_password are required when "
+            f"security_protocol is {config.security_protocol} with {config.sasl_mechanism}"
+        )
 
 
 def create_mechanism(config: ClientConfig) -> SaslMechanism:
@@ -140,7 +165,7 @@ class PlainMechanism:
         return "PlainMechanism(<credentials hidden>)"
 
 
-register_mechanism("PLAIN", PlainMechanism.from_config)
+register_mechanism("PLAIN", PlainMechanism.from_config, validate=_needs_password)
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,8 +269,18 @@ def _decode(challenge: bytes | None, name: str) -> str:
         raise SaslAuthenticationFailedError(f"{name}: the broker sent non-UTF-8 data") from None
 
 
-register_mechanism("SCRAM-SHA-256", ScramMechanism.factory("SCRAM-SHA-256"), check=_check_scramp)
-register_mechanism("SCRAM-SHA-512", ScramMechanism.factory("SCRAM-SHA-512"), check=_check_scramp)
+register_mechanism(
+    "SCRAM-SHA-256",
+    ScramMechanism.factory("SCRAM-SHA-256"),
+    check=_check_scramp,
+    validate=_needs_password,
+)
+register_mechanism(
+    "SCRAM-SHA-512",
+    ScramMechanism.factory("SCRAM-SHA-512"),
+    check=_check_scramp,
+    validate=_needs_password,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,7 +449,14 @@ def _oauth_message(token: str, extensions: Mapping[str, str]) -> bytes:
     return _KVSEP.join(parts) + _KVSEP + _KVSEP
 
 
-register_mechanism("OAUTHBEARER", OAuthBearerMechanism.from_config)
+def _needs_token_provider(config: ClientConfig) -> None:
+    if config.sasl_oauth_token_provider is None:
+        raise ConfigError(
+            "sasl_oauth_token_provider is required when sasl_mechanism is OAUTHBEARER"
+        )
+
+
+register_mechanism("OAUTHBEARER", OAuthBearerMechanism.from_config, validate=_needs_token_provider)
 
 
 # --------------------------------------------------------------------------------------------

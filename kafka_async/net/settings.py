@@ -16,12 +16,17 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..settings.spec import Bool, Choice, Custom, Instance, Int, Schema, Setting
-from . import sasl
+from . import aws_msk_iam, gssapi, oidc, sasl
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: The built-in SASL mechanisms; one added with ``sasl.register_mechanism`` works at run time
 #: but needs a ``cast`` to pass mypy.
-SASL_MECHANISMS = ("OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = (
+    "OAUTHBEARER",
+    "PLAIN",
+    "SCRAM-SHA-256",
+    "SCRAM-SHA-512",
+)
 
 DEFAULT_MAX_RESPONSE_SIZE = 100 * 1024 * 1024
 DEFAULT_BOOTSTRAP_SERVERS = "localhost:9092"
@@ -239,6 +244,10 @@ SCHEMA = Schema(
             java="sasl.login.callback.handler.class",
             secret=True,
         ),
+        # Each mechanism module declares the settings only it reads.
+        *gssapi.SETTINGS,
+        *oidc.SETTINGS,
+        *aws_msk_iam.SETTINGS,
     ],
 )
 

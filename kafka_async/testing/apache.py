@@ -571,6 +571,12 @@ class ApacheKafka:
             e.g. ``{"eligible.leader.replicas.version": "0"}`` for Kafka's behaviour before
             KIP-966 (the ISR may shrink below ``min.insync.replicas``, and writes with
             ``acks=all`` then fail with NOT_ENOUGH_REPLICAS instead of timing out).
+        extra_listeners: more client listeners, name to security protocol, e.g.
+            ``{"KERBEROS": "SASL_PLAINTEXT"}``; configure them with ``broker_config``
+            (``listener.name.kerberos.sasl.enabled.mechanisms`` and so on) and reach them
+            with ``bootstrap("KERBEROS")``.
+        jvm_options: more JVM options for every node, e.g.
+            ``["-Djava.security.krb5.conf=/tmp/krb5.conf"]``.
     """
 
     kind = "apache"
@@ -590,6 +596,8 @@ class ApacheKafka:
         features: Mapping[str, str] | None = None,
         node_config: Mapping[int, Mapping[str, str]] | None = None,
         controllers: int | None = None,
+        extra_listeners: Mapping[str, str] | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {nodes}")
@@ -613,6 +621,8 @@ class ApacheKafka:
         self._nodes: dict[int, _Node] = {}
         self._tag = uuid.uuid4().hex[:8]
         self._first_port = port
+        self.extra_listeners = {k.upper(): v for k, v in (extra_listeners or {}).items()}
+        self.jvm_options = list(jvm_options)
 
     # -- properties ------------------------------------------------------------------------
 
@@ -624,7 +634,8 @@ class ApacheKafka:
     @property
     def listeners(self) -> Mapping[str, str]:
         """Client listener names and their security protocols."""
-        return _SECURE_LISTENERS if self.security else _PLAIN_LISTENERS
+        base = _SECURE_LISTENERS if self.security else _PLAIN_LISTENERS
+        return {**base, **self.extra_listeners}
 
     @property
     def bootstrap_servers(self) -> str:
@@ -821,6 +832,7 @@ class ApacheKafka:
             "-XX:MaxGCPauseMillis=20",
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={node.folder / 'log4j2.properties'}",
+            *self.jvm_options,
         ]
 
     def _format_argv(self, dist: KafkaDistribution, node: _Node, config: Path) -> list[str]:
