@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .consumer_group_describe import CONSUMER_GROUP_DESCRIBE
     from .consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
     from .create_acls import CREATE_ACLS
+    from .create_delegation_token import CREATE_DELEGATION_TOKEN
     from .create_partitions import CREATE_PARTITIONS
     from .create_topics import CREATE_TOPICS
     from .delete_acls import DELETE_ACLS
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from .describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
     from .describe_cluster import DESCRIBE_CLUSTER
     from .describe_configs import DESCRIBE_CONFIGS
+    from .describe_delegation_token import DESCRIBE_DELEGATION_TOKEN
     from .describe_groups import DESCRIBE_GROUPS
     from .describe_log_dirs import DESCRIBE_LOG_DIRS
     from .describe_producers import DESCRIBE_PRODUCERS
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from .describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
     from .elect_leaders import ELECT_LEADERS
     from .end_txn import END_TXN
+    from .expire_delegation_token import EXPIRE_DELEGATION_TOKEN
     from .fetch import FETCH
     from .find_coordinator import FIND_COORDINATOR
     from .heartbeat import HEARTBEAT
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from .offset_fetch import OFFSET_FETCH
     from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
     from .produce import PRODUCE
+    from .renew_delegation_token import RENEW_DELEGATION_TOKEN
     from .sasl_authenticate import SASL_AUTHENTICATE
     from .sasl_handshake import SASL_HANDSHAKE
     from .share_acknowledge import SHARE_ACKNOWLEDGE
@@ -116,6 +120,10 @@ _MODULES: dict[str, str] = {
     "DESCRIBE_LOG_DIRS": "describe_log_dirs",
     "SASL_AUTHENTICATE": "sasl_authenticate",
     "CREATE_PARTITIONS": "create_partitions",
+    "CREATE_DELEGATION_TOKEN": "create_delegation_token",
+    "RENEW_DELEGATION_TOKEN": "renew_delegation_token",
+    "EXPIRE_DELEGATION_TOKEN": "expire_delegation_token",
+    "DESCRIBE_DELEGATION_TOKEN": "describe_delegation_token",
     "DELETE_GROUPS": "delete_groups",
     "ELECT_LEADERS": "elect_leaders",
     "INCREMENTAL_ALTER_CONFIGS": "incremental_alter_configs",
@@ -179,6 +187,7 @@ __all__ = [
     "CONSUMER_GROUP_DESCRIBE",
     "CONSUMER_GROUP_HEARTBEAT",
     "CREATE_ACLS",
+    "CREATE_DELEGATION_TOKEN",
     "CREATE_PARTITIONS",
     "CREATE_TOPICS",
     "DELETE_ACLS",
@@ -190,6 +199,7 @@ __all__ = [
     "DESCRIBE_CLIENT_QUOTAS",
     "DESCRIBE_CLUSTER",
     "DESCRIBE_CONFIGS",
+    "DESCRIBE_DELEGATION_TOKEN",
     "DESCRIBE_GROUPS",
     "DESCRIBE_LOG_DIRS",
     "DESCRIBE_PRODUCERS",
@@ -200,6 +210,7 @@ __all__ = [
     "DESCRIBE_USER_SCRAM_CREDENTIALS",
     "ELECT_LEADERS",
     "END_TXN",
+    "EXPIRE_DELEGATION_TOKEN",
     "FETCH",
     "FIND_COORDINATOR",
     "HEARTBEAT",
@@ -217,6 +228,7 @@ __all__ = [
     "OFFSET_FETCH",
     "OFFSET_FOR_LEADER_EPOCH",
     "PRODUCE",
+    "RENEW_DELEGATION_TOKEN",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
     "SHARE_ACKNOWLEDGE",
