@@ -2,7 +2,7 @@
 # by `make generate` (tools/generate_protocol.py): do not edit.
 """Metadata: the cluster's brokers, topics, partitions and their leaders.
 
-Versions 0-12, flexible 9+; checked against Kafka 4.0's
+Versions 0-13, flexible 9+; checked against Kafka 4.1's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -84,6 +84,7 @@ class MetadataResponse(Message):
         "controller_id",
         "topics",
         "cluster_authorized_operations",
+        "error_code",
     )
 
     throttle_time_ms: int
@@ -98,6 +99,9 @@ class MetadataResponse(Message):
     """One entry per topic."""
     cluster_authorized_operations: int
     """Bit field of the operations the caller may do on the cluster (-2^31: not asked)."""
+    error_code: int
+    """The top-level error (v13+): REBOOTSTRAP_REQUIRED asks the client to rebootstrap (KIP-1102).
+    """
 
     def __init__(
         self,
@@ -108,6 +112,7 @@ class MetadataResponse(Message):
         controller_id: int = -1,
         topics: list[MetadataResponseTopic] = MISSING,
         cluster_authorized_operations: int = -2147483648,
+        error_code: int = 0,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.brokers = [] if brokers is MISSING else brokers
@@ -115,6 +120,7 @@ class MetadataResponse(Message):
         self.controller_id = controller_id
         self.topics = [] if topics is MISSING else topics
         self.cluster_authorized_operations = cluster_authorized_operations
+        self.error_code = error_code
 
 
 class MetadataResponseBroker(Message):
@@ -291,6 +297,7 @@ _METADATA_RESPONSE = StructDef(
         Field("controller_id", INT32, "1+", default=-1, ignorable=True),
         Field("topics", array(_METADATA_RESPONSE_TOPIC)),
         Field("cluster_authorized_operations", INT32, "8-10", default=-2147483648),
+        Field("error_code", INT16, "13+", ignorable=True),
     ],
     MetadataResponse,
 )
@@ -298,11 +305,11 @@ _METADATA_RESPONSE = StructDef(
 METADATA: Api[MetadataRequest, MetadataResponse] = Api(
     3,
     "Metadata",
-    "0-12",
+    "0-13",
     "9+",
     _METADATA_REQUEST,
     _METADATA_RESPONSE,
     MetadataRequest,
     MetadataResponse,
 )
-"""Metadata (key 3), versions 0-12."""
+"""Metadata (key 3), versions 0-13."""
