@@ -189,6 +189,8 @@ class ClientConfig(ClientFields):
     * ``sasl_mechanism`` ("PLAIN"): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER.
     * ``sasl_plain_username`` (None): user name for PLAIN and SCRAM.
     * ``sasl_plain_password`` (None): password for PLAIN and SCRAM.
+    * ``sasl_scram_token_auth`` (False): SCRAM: log in with a delegation token (user name: token
+      id, password: base64 HMAC).
     * ``sasl_oauth_token_provider`` (None): OAUTHBEARER: an object with async token() (asked at
       every authentication).
 

@@ -237,6 +237,13 @@ SCHEMA = Schema(
             secret=True,
         ),
         Setting(
+            "sasl_scram_token_auth",
+            Bool(),
+            False,
+            "SCRAM: log in with a delegation token (user name: token id, password: base64 HMAC)",
+            java="ScramLoginModule tokenauth=true",
+        ),
+        Setting(
             "sasl_oauth_token_provider",
             Custom("sasl.TokenProvider | None", _token_provider, stored_as="Any"),
             None,

@@ -71,6 +71,9 @@ class ClientSettings(TypedDict, total=False):
     sasl_plain_username: str | None
     #: password for PLAIN and SCRAM (default: None)
     sasl_plain_password: str | None
+    #: SCRAM: log in with a delegation token (user name: token id, password: base64 HMAC) (default:
+    #: False)
+    sasl_scram_token_auth: bool
     #: OAUTHBEARER: an object with async token() (asked at every authentication) (default: None)
     sasl_oauth_token_provider: sasl.TokenProvider | None
 
@@ -101,6 +104,7 @@ class ClientFields:
     sasl_mechanism: str = "PLAIN"
     sasl_plain_username: str | None = None
     sasl_plain_password: str | None = field(default=None, repr=False)
+    sasl_scram_token_auth: bool = False
     sasl_oauth_token_provider: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
