@@ -29,6 +29,7 @@ from ..errors import (
     UnknownTopicOrPartitionError,
 )
 from ..structs import TopicPartition
+from . import client_config
 from .output import Output, Progress
 from .parsing import (
     StartPosition,
@@ -83,15 +84,41 @@ def _timeout_ms(args: argparse.Namespace) -> int:
     return max(1, int(t * 1000))
 
 
+def _overrides(args: argparse.Namespace) -> client_config.ClientOverrides:
+    """The settings of --command-config and -X (the file first; -X wins)."""
+    parts = []
+    path = getattr(args, "command_config", None)
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise UsageError(f"--command-config: cannot read {path}: {exc.strerror}") from None
+        parts.append(client_config.to_settings(client_config.parse_properties(text), source=path))
+    assignments = getattr(args, "client_config", None) or []
+    if assignments:
+        parts.append(
+            client_config.to_settings(client_config.from_assignments(assignments), source="-X")
+        )
+    merged = client_config.merge(*parts)
+    for key in merged.ignored:
+        print(f"kafka-async: ignoring {key}: not a setting this client uses", file=sys.stderr)
+    return merged
+
+
 def _client_settings(args: argparse.Namespace) -> dict[str, Any]:
     timeout_ms = _timeout_ms(args)
-    return {
-        "bootstrap_servers": _bootstrap(args),
+    settings: dict[str, Any] = {
         "client_id": "kafka-async-cli",
         # A CLI should fail fast on an unreachable broker rather than wait out long defaults.
         "request_timeout_ms": min(timeout_ms, 30_000),
         "connect_timeout_ms": min(timeout_ms, 10_000),
     }
+    settings.update(_overrides(args).settings)
+    # -b (or $KAFKA_BOOTSTRAP_SERVERS) wins over bootstrap.servers of the file.
+    if getattr(args, "bootstrap_servers", None) or "bootstrap_servers" not in settings:
+        settings["bootstrap_servers"] = _bootstrap(args)
+    return settings
 
 
 @contextlib.asynccontextmanager

@@ -61,6 +61,23 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         help="deadline of each request to the cluster, retries included; also how long "
         "an unreachable broker is retried (default 10)",
     )
+    p.add_argument(
+        "--command-config",
+        default=none,
+        metavar="FILE",
+        help="connection and security settings (security.protocol, sasl.mechanism, "
+        "sasl.jaas.config, ssl.truststore.location ...) as a Java properties file, "
+        "as Kafka's own tools read it",
+    )
+    p.add_argument(
+        "-X",
+        dest="client_config",
+        action="append",
+        default=[] if top else argparse.SUPPRESS,
+        metavar="NAME=VALUE",
+        help="one connection or security setting (Java, librdkafka or kafka_async name); "
+        "repeatable, wins over --command-config",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
