@@ -56,6 +56,7 @@ from ..protocol.schema import AnyApi, Api, ReqT, RespT
 from ..structs import ClientState, TopicPartition
 from .lifecycle import Lifecycle
 from .metadata import BrokerInfo, ClusterMetadata, TopicInfo
+from .recovery import REBOOTSTRAP_REQUIRED, RecoveryPolicy, RecoveryState, Target, cluster_changed
 from .tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ class ClusterClient:
         self._refreshes = 0
         self._refresh_failures = 0
         self._leader_hints = 0
+        self._recovery = RecoveryState(RecoveryPolicy.from_config(config))
         self._coordinators: dict[tuple[int, str], int] = {}
         self._lookups: dict[tuple[int, str], _Lookup] = {}
         self._life = Lifecycle("cluster client")
@@ -305,21 +307,37 @@ class ClusterClient:
     async def _metadata_round(
         self, refresh: _Refresh
     ) -> tuple[MetadataResponse, frozenset[str] | None]:
-        """Ask known brokers (least loaded first), then the bootstrap servers, until one
-        answers or ``request_timeout_ms`` has passed (then ``NoBrokersAvailableError``)."""
+        """Ask known brokers (least loaded first) until one answers or ``request_timeout_ms``
+        has passed (then ``NoBrokersAvailableError``); the bootstrap servers at first, and
+        again when metadata recovery says so (a rebootstrap, see ``recovery.py``)."""
         topics = refresh.topics
         names = None if topics is None else sorted(topics)
         deadline = anyio.current_time() + self.config.request_timeout
         failed: set[int] = set()
         last_error: BaseException | None = None
+        recovery = self._recovery
+        recovery.attempt(anyio.current_time())
         while (remaining := deadline - anyio.current_time()) > 0:
             node = self._pool.least_loaded_node()
             if node is None or node in failed:
                 candidates = [n for n in self._pool.known_nodes if n not in failed]
                 node = candidates[0] if candidates else None
+            target, reason = recovery.choose(
+                anyio.current_time(),
+                have_brokers=bool(self._pool.known_nodes),
+                known_left=node is not None,
+            )
+            if reason is not None:
+                await self._rebootstrap(reason.value)
+            if target is Target.RETRY_KNOWN:
+                # Strategy "none": every known broker failed; start over with them.
+                failed.clear()
+                await anyio.sleep(min(self.config.retry_backoff_ms / 1000.0, remaining))
+                continue
+            if target is Target.BOOTSTRAP:
+                node = None
             try:
                 if node is None:
-                    # No known broker left to try: fall back to the bootstrap servers.
                     failed.clear()
                     # At start (nothing known yet), every server refusing ends it at once.
                     _, conn = await self._pool.bootstrap(
@@ -328,7 +346,18 @@ class ClusterClient:
                 else:
                     conn = await self._pool.get(node, timeout=remaining)
                 remaining = deadline - anyio.current_time()
-                return await self._send_metadata(conn, names, remaining), topics
+                response = await self._send_metadata(conn, names, remaining)
+                code = getattr(response, "error_code", 0)
+                if code == REBOOTSTRAP_REQUIRED and recovery.rebootstrap_required():
+                    log.info("broker %s answered Metadata with REBOOTSTRAP_REQUIRED", node)
+                    continue
+                if not code:
+                    return response, topics
+                # A top-level error (v13+): this server gave no metadata; try another.
+                last_error = error_for_code(code, None)
+                log.info("metadata request to node %s failed: %s", node, last_error)
+                if node is not None:
+                    failed.add(node)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 if not exc.retriable or isinstance(exc, BootstrapUnreachableError):
                     # A refused TLS certificate, or at start every bootstrap server refusing:
@@ -344,6 +373,19 @@ class ClusterClient:
             f"no broker answered Metadata within {self.config.request_timeout_ms} ms "
             f"(bootstrap servers {servers})" + (f"; last error: {last_error}" if last_error else "")
         )
+
+    async def _rebootstrap(self, reason: str) -> None:
+        """Begin a rebootstrap: say why, and close every connection to a known broker (the
+        next Metadata requests go to the bootstrap servers, see ``recovery.py``)."""
+        servers = ",".join(f"{h}:{p}" for h, p in self.config.addresses)
+        log.warning(
+            "rebootstrapping from bootstrap servers %s (%s; rebootstrap #%d)",
+            servers,
+            reason,
+            self._recovery.rebootstraps,
+        )
+        for node in self._pool.known_nodes:
+            await self._pool.close_node(node)
 
     async def _send_metadata(
         self,
@@ -362,7 +404,22 @@ class ClusterClient:
         return await conn.request(METADATA, body, version=version, timeout=timeout)
 
     def _install(self, response: MetadataResponse, requested: frozenset[str] | None) -> None:
+        old_cluster = self._metadata.cluster_id
         self._metadata = self._metadata.merge(response, requested)
+        if self._recovery.answered():
+            log.warning(
+                "rebootstrap done: cluster %s, brokers %s",
+                self._metadata.cluster_id,
+                ", ".join(
+                    f"{b.node_id}@{b.host}:{b.port}" for b in self._metadata.brokers.values()
+                ),
+            )
+        if cluster_changed(old_cluster, self._metadata.cluster_id):
+            log.warning(
+                "the bootstrap servers now lead to another cluster: id %s, was %s",
+                self._metadata.cluster_id,
+                old_cluster,
+            )
         self._pool.update_brokers(
             {b.node_id: (b.host, b.port) for b in self._metadata.brokers.values()}
         )
@@ -767,6 +824,14 @@ class ClusterClient:
             "refresh_in_flight": self._refresh is not None,
             # Leaders learnt from NOT_LEADER_OR_FOLLOWER answers (KIP-951), no refresh.
             "leader_hints": self._leader_hints,
+            # Metadata recovery (KIP-899, KIP-1102): rebootstraps begun, and why the last.
+            "rebootstraps": self._recovery.rebootstraps,
+            "last_rebootstrap_reason": (
+                None if self._recovery.last_reason is None else self._recovery.last_reason.value
+            ),
+            "seconds_without_metadata": self._recovery.seconds_without_metadata(
+                anyio.current_time()
+            ),
             "coordinators": dict(self._coordinators),
             "pool": dataclasses.asdict(self._pool.statistics()),
         }

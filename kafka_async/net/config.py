@@ -174,6 +174,10 @@ class ClientConfig(ClientFields):
     * ``reconnect_backoff_max_ms`` (1000): longest wait between reconnects (>=
       reconnect_backoff_ms).
     * ``connect_timeout_ms`` (10000): deadline of the TCP connect and TLS handshake.
+    * ``metadata_recovery_strategy`` ("rebootstrap"): 'rebootstrap': when no known broker gives
+      metadata, go back to bootstrap_servers (KIP-899); 'none': keep retrying the known brokers.
+    * ``metadata_recovery_rebootstrap_trigger_ms`` (300000): rebootstrap after this long without
+      metadata from any known broker (KIP-1102).
     * ``max_response_size`` (100 MiB): a response frame announcing more bytes is refused before it
       is read.
     * ``api_version`` ("auto"): 'auto' or the oldest broker expected ('2.8.0'); versions are

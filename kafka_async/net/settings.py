@@ -19,6 +19,8 @@ from ..settings.spec import Bool, Choice, Custom, Instance, Int, Schema, Setting
 from . import aws_msk_iam, gssapi, oidc, sasl
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+#: ``metadata_recovery_strategy`` values (KIP-899), as the Java client spells them.
+METADATA_RECOVERY_STRATEGIES = ("rebootstrap", "none")
 #: The built-in SASL mechanisms; one added with ``sasl.register_mechanism`` works at run time
 #: but needs a ``cast`` to pass mypy.
 SASL_MECHANISMS = (
@@ -149,6 +151,19 @@ SCHEMA = Schema(
             10_000,
             "deadline of the TCP connect and TLS handshake",
             java="socket.connection.setup.timeout.ms",
+        ),
+        Setting(
+            "metadata_recovery_strategy",
+            Choice(METADATA_RECOVERY_STRATEGIES, "MetadataRecoveryStrategy"),
+            "rebootstrap",
+            "'rebootstrap': when no known broker gives metadata, go back to bootstrap_servers "
+            "(KIP-899); 'none': keep retrying the known brokers",
+        ),
+        Setting(
+            "metadata_recovery_rebootstrap_trigger_ms",
+            Int(low=0),
+            300_000,
+            "rebootstrap after this long without metadata from any known broker (KIP-1102)",
         ),
         Setting(
             "max_response_size",

@@ -18,6 +18,7 @@ from . import sasl
 from .settings import SCHEMA as _SCHEMA
 
 SaslMechanismName = Literal["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+MetadataRecoveryStrategy = Literal["rebootstrap", "none"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 
 
@@ -46,6 +47,12 @@ class ClientSettings(TypedDict, total=False):
     reconnect_backoff_max_ms: int
     #: deadline of the TCP connect and TLS handshake (default: 10000)
     connect_timeout_ms: int
+    #: 'rebootstrap': when no known broker gives metadata, go back to bootstrap_servers (KIP-899);
+    #: 'none': keep retrying the known brokers (default: "rebootstrap")
+    metadata_recovery_strategy: MetadataRecoveryStrategy
+    #: rebootstrap after this long without metadata from any known broker (KIP-1102) (default:
+    #: 300000)
+    metadata_recovery_rebootstrap_trigger_ms: int
     #: a response frame announcing more bytes is refused before it is read (default: 100 MiB)
     max_response_size: int
     #: 'auto' or the oldest broker expected ('2.8.0'); versions are negotiated per connection either
@@ -92,6 +99,8 @@ class ClientFields:
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
     connect_timeout_ms: int = 10000
+    metadata_recovery_strategy: MetadataRecoveryStrategy = "rebootstrap"
+    metadata_recovery_rebootstrap_trigger_ms: int = 300000
     max_response_size: int = 104857600
     api_version: str = "auto"
     security_protocol: SecurityProtocol = "PLAINTEXT"
