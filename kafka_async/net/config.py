@@ -197,6 +197,21 @@ class ClientConfig(ClientFields):
       id, password: base64 HMAC).
     * ``sasl_oauth_token_provider`` (None): OAUTHBEARER: an object with async token() (asked at
       every authentication).
+    * ``sasl_aws_region`` (None): AWS_MSK_IAM: the cluster's AWS region; None: read from the
+      broker host name (...kafka.<region>.amazonaws.com).
+    * ``sasl_aws_profile`` (None): AWS_MSK_IAM: the shared config/credentials profile to take
+      credentials from; None: the default chain.
+    * ``sasl_aws_role_arn`` (None): AWS_MSK_IAM: an IAM role to assume through STS with the
+      resolved credentials.
+    * ``sasl_aws_role_session_name`` (None): AWS_MSK_IAM: the session name when assuming
+      sasl_aws_role_arn; None: kafka-async-<epoch ms>.
+    * ``sasl_aws_sts_region`` (None): AWS_MSK_IAM: the STS region for assuming sasl_aws_role_arn;
+      None: the cluster's region.
+    * ``sasl_aws_access_key_id`` (None): AWS_MSK_IAM: an explicit access key id (with
+      sasl_aws_secret_access_key) instead of the AWS credential chain.
+    * ``sasl_aws_secret_access_key`` (None): AWS_MSK_IAM: the secret of sasl_aws_access_key_id.
+    * ``sasl_aws_session_token`` (None): AWS_MSK_IAM: the session token of temporary explicit
+      credentials.
 
     .. settings:client end
     """

@@ -518,7 +518,7 @@ class BrokerConnection:
         try:
             # Fetch what the mechanism needs (a token) before pausing anyone, unless a
             # request found the time passed and paused already.
-            mechanism = await sasl.prepared_mechanism(self.config)
+            mechanism = await sasl.prepared_mechanism(self.config, self.host)
             if self._paused is None:
                 self._paused = anyio.Event()
             # Re-authenticating is not use: an idle connection must still look idle to the

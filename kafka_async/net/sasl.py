@@ -508,9 +508,15 @@ class Send(Protocol):
     async def __call__(self, api: Api[ReqT, RespT], body: ReqT, version: int) -> RespT: ...
 
 
-async def prepared_mechanism(config: ClientConfig) -> SaslMechanism:
-    """A fresh exchange for ``config``, with its I/O done (a token fetched, for OAUTHBEARER)."""
+async def prepared_mechanism(config: ClientConfig, host: str | None = None) -> SaslMechanism:
+    """A fresh exchange for ``config``, with its I/O done (a token fetched, for OAUTHBEARER).
+
+    A mechanism that needs the broker's host name (AWS_MSK_IAM signs it) has a
+    ``server_host`` attribute; it is set to ``host`` before ``prepare()``.
+    """
     mechanism = create_mechanism(config)
+    if host is not None and hasattr(mechanism, "server_host"):
+        mechanism.server_host = host
     prepare = getattr(mechanism, "prepare", None)
     if prepare is not None:
         await prepare()
@@ -552,7 +558,7 @@ async def authenticate_session(
             f"(Kafka >= 1.0 needed): {exc}"
         ) from None
     if mechanism is None:
-        mechanism = await prepared_mechanism(conn.config)
+        mechanism = await prepared_mechanism(conn.config, conn.host)
     hs = await send(SASL_HANDSHAKE, SaslHandshakeRequest(mechanism=mechanism.name), hs_version)
     if hs.error_code == _UNSUPPORTED_SASL_MECHANISM:
         offered = ", ".join(hs.mechanisms) or "none"

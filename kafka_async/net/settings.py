@@ -24,6 +24,7 @@ METADATA_RECOVERY_STRATEGIES = ("rebootstrap", "none")
 #: The built-in SASL mechanisms; one added with ``sasl.register_mechanism`` works at run time
 #: but needs a ``cast`` to pass mypy.
 SASL_MECHANISMS = (
+    "AWS_MSK_IAM",
     "OAUTHBEARER",
     "PLAIN",
     "SCRAM-SHA-256",

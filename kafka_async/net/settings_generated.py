@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 from . import sasl
 from .settings import SCHEMA as _SCHEMA
 
-SaslMechanismName = Literal["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SaslMechanismName = Literal["AWS_MSK_IAM", "OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 MetadataRecoveryStrategy = Literal["rebootstrap", "none"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 
@@ -83,6 +83,27 @@ class ClientSettings(TypedDict, total=False):
     sasl_scram_token_auth: bool
     #: OAUTHBEARER: an object with async token() (asked at every authentication) (default: None)
     sasl_oauth_token_provider: sasl.TokenProvider | None
+    #: AWS_MSK_IAM: the cluster's AWS region; None: read from the broker host name
+    #: (...kafka.<region>.amazonaws.com) (default: None)
+    sasl_aws_region: str | None
+    #: AWS_MSK_IAM: the shared config/credentials profile to take credentials from; None: the
+    #: default chain (default: None)
+    sasl_aws_profile: str | None
+    #: AWS_MSK_IAM: an IAM role to assume through STS with the resolved credentials (default: None)
+    sasl_aws_role_arn: str | None
+    #: AWS_MSK_IAM: the session name when assuming sasl_aws_role_arn; None: kafka-async-<epoch ms>
+    #: (default: None)
+    sasl_aws_role_session_name: str | None
+    #: AWS_MSK_IAM: the STS region for assuming sasl_aws_role_arn; None: the cluster's region
+    #: (default: None)
+    sasl_aws_sts_region: str | None
+    #: AWS_MSK_IAM: an explicit access key id (with sasl_aws_secret_access_key) instead of the AWS
+    #: credential chain (default: None)
+    sasl_aws_access_key_id: str | None
+    #: AWS_MSK_IAM: the secret of sasl_aws_access_key_id (default: None)
+    sasl_aws_secret_access_key: str | None
+    #: AWS_MSK_IAM: the session token of temporary explicit credentials (default: None)
+    sasl_aws_session_token: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +136,14 @@ class ClientFields:
     sasl_plain_password: str | None = field(default=None, repr=False)
     sasl_scram_token_auth: bool = False
     sasl_oauth_token_provider: Any = field(default=None, repr=False)
+    sasl_aws_region: str | None = None
+    sasl_aws_profile: str | None = None
+    sasl_aws_role_arn: str | None = None
+    sasl_aws_role_session_name: str | None = None
+    sasl_aws_sts_region: str | None = None
+    sasl_aws_access_key_id: str | None = None
+    sasl_aws_secret_access_key: str | None = field(default=None, repr=False)
+    sasl_aws_session_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Each field checked against its declaration (the config subclass adds the

@@ -28,6 +28,7 @@ task group of whoever enters it (``async with``); everything lives on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
 from collections import deque
@@ -58,6 +59,7 @@ __all__ = [
     "SILENCE",
     "FakeBroker",
     "FakeRequest",
+    "MskIamServer",
     "Payload",
     "Raw",
     "frame",
@@ -453,3 +455,179 @@ class FakeBroker:
         if data:
             await stream.send(data)
         return keep_open
+
+
+# --------------------------------------------------------------------------------------------
+# AWS_MSK_IAM: the broker side of MSK's IAM login (issue 24)
+# --------------------------------------------------------------------------------------------
+
+#: The payload fields that are SigV4 query parameters, lower-cased -> as signed.
+_MSK_SIGNED_QUERY = {
+    "action": "Action",
+    "x-amz-algorithm": "X-Amz-Algorithm",
+    "x-amz-credential": "X-Amz-Credential",
+    "x-amz-date": "X-Amz-Date",
+    "x-amz-expires": "X-Amz-Expires",
+    "x-amz-signedheaders": "X-Amz-SignedHeaders",
+    "x-amz-security-token": "X-Amz-Security-Token",
+}
+
+
+class MskIamServer:
+    """The broker side of ``AWS_MSK_IAM`` on a :class:`FakeBroker` (no MSK here).
+
+    It checks a login as MSK must: the JSON payload's version and action, the signed host
+    against this broker's name, the region and service of the credential scope, the signing
+    time against ``clock`` (not expired, not from the future), the access key id against
+    ``secrets`` and the signature, recomputed with botocore's SigV4 code (an implementation
+    independent of the client's) from the known secret. A refusal is SaslAuthenticate's
+    SASL_AUTHENTICATION_FAILED with a message naming the cause; success answers
+    ``{"version": "2020_10_22", "request-id": ...}``. Metadata and Produce are answered only
+    on authenticated connections (others are closed).
+    """
+
+    def __init__(
+        self,
+        secrets: Mapping[str, str],
+        *,
+        host: str,
+        region: str,
+        clock: Callable[[], float] | None = None,
+        max_skew: float = 300.0,
+    ) -> None:
+        import time
+
+        self.secrets = dict(secrets)
+        self.host = host
+        self.region = region
+        self.clock = clock or time.time
+        self.max_skew = max_skew
+        #: Login outcomes in order: "ok" or the refusal's reason.
+        self.outcomes: list[str] = []
+        #: Every payload received (decoded JSON objects).
+        self.payloads: list[dict[str, Any]] = []
+        self._authenticated: set[int] = set()
+
+    def install(self, broker: FakeBroker, *, guarded: tuple[int, ...] = ()) -> None:
+        """Answer SaslHandshake/SaslAuthenticate on ``broker``; Metadata (and the APIs in
+        ``guarded``) only for authenticated connections."""
+        from kafka_async.protocol.apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
+
+        broker.set_default(SASL_HANDSHAKE.key, self._handshake)
+        broker.set_default(SASL_AUTHENTICATE.key, self._authenticate)
+        for key in (METADATA.key, *guarded):
+            handler = broker._defaults.get(key)
+            if handler is not None:
+                broker.set_default(key, self._guard(handler))
+
+    def _guard(self, handler: Handler) -> Handler:
+        def guarded(req: FakeRequest) -> Reply:
+            if req.connection_id not in self._authenticated:
+                return CLOSE
+            return handler(req)
+
+        return guarded
+
+    def _handshake(self, req: FakeRequest) -> Reply:
+        from kafka_async.errors import UnsupportedSaslMechanismError
+        from kafka_async.protocol.apis.sasl_handshake import SaslHandshakeResponse
+
+        if req.body.mechanism != "AWS_MSK_IAM":
+            return SaslHandshakeResponse(
+                error_code=UnsupportedSaslMechanismError.code, mechanisms=["AWS_MSK_IAM"]
+            )
+        return SaslHandshakeResponse(mechanisms=["AWS_MSK_IAM"])
+
+    def _authenticate(self, req: FakeRequest) -> Reply:
+        from kafka_async.errors import SaslAuthenticationFailedError
+        from kafka_async.protocol.apis.sasl_authenticate import SaslAuthenticateResponse
+
+        why = self.check(bytes(req.body.auth_bytes))
+        self.outcomes.append(why or "ok")
+        if why is not None:
+            self._authenticated.discard(req.connection_id)
+            return SaslAuthenticateResponse(
+                error_code=SaslAuthenticationFailedError.code,
+                error_message=f"[{uuid.uuid4()}]: Access denied: {why}",
+                auth_bytes=b"",
+                session_lifetime_ms=0,
+            )
+        self._authenticated.add(req.connection_id)
+        answer = {"version": "2020_10_22", "request-id": str(uuid.uuid4())}
+        return SaslAuthenticateResponse(
+            error_code=0,
+            error_message=None,
+            auth_bytes=json.dumps(answer).encode(),
+            session_lifetime_ms=0,
+        )
+
+    def check(self, data: bytes) -> str | None:
+        """None if ``data`` is a valid login for this broker, else the reason it is not."""
+        import hmac
+        from datetime import datetime, timezone
+        from urllib.parse import quote
+
+        from botocore.auth import SigV4QueryAuth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            return "the payload is not JSON"
+        if not isinstance(payload, dict) or not all(isinstance(v, str) for v in payload.values()):
+            return "the payload is not an object of strings"
+        self.payloads.append(payload)
+        if payload.get("version") != "2020_10_22":
+            return f"unknown payload version {payload.get('version')!r}"
+        if payload.get("action") != "kafka-cluster:Connect":
+            return f"unexpected action {payload.get('action')!r}"
+        if payload.get("host") != self.host:
+            return f"signed for host {payload.get('host')!r}, this broker is {self.host!r}"
+        if payload.get("x-amz-algorithm") != "AWS4-HMAC-SHA256":
+            return "unsupported signing algorithm"
+        if payload.get("x-amz-signedheaders") != "host":
+            return "the signed headers must be exactly 'host'"
+        scope = payload.get("x-amz-credential", "").split("/")
+        if len(scope) != 5 or scope[4] != "aws4_request":
+            return "malformed credential scope"
+        key_id, day, region, service = scope[:4]
+        if region != self.region or service != "kafka-cluster":
+            return (
+                f"credential scope is for {region}/{service}, expected {self.region}/kafka-cluster"
+            )
+        try:
+            signed_at = datetime.strptime(payload["x-amz-date"], "%Y%m%dT%H%M%SZ").replace(
+                tzinfo=timezone.utc
+            )
+            expires = int(payload["x-amz-expires"])
+        except (KeyError, ValueError):
+            return "malformed x-amz-date or x-amz-expires"
+        if day != payload["x-amz-date"][:8]:
+            return "credential scope date differs from x-amz-date"
+        now = self.clock()
+        if now > signed_at.timestamp() + expires:
+            return f"the signature expired at {signed_at.timestamp() + expires:.0f} (now {now:.0f})"
+        if signed_at.timestamp() > now + self.max_skew:
+            return "the signature was made in the future (clock skew)"
+        secret = self.secrets.get(key_id)
+        if secret is None:
+            return f"unknown access key id {key_id!r}"
+        query = "&".join(
+            f"{quote(name, safe='-_.~')}={quote(payload[field], safe='-_.~')}"
+            for field, name in _MSK_SIGNED_QUERY.items()
+            if field in payload
+        )
+        request = AWSRequest(method="GET", url=f"https://{self.host}/?{query}")
+        request.context["timestamp"] = payload["x-amz-date"]
+        auth = SigV4QueryAuth(
+            Credentials(key_id, secret, payload.get("x-amz-security-token")),
+            "kafka-cluster",
+            region,
+            expires=expires,
+        )
+        canonical = auth.canonical_request(request)
+        expected = auth.signature(auth.string_to_sign(request, canonical), request)
+        if not hmac.compare_digest(expected, payload.get("x-amz-signature", "")):
+            return "the signature does not match (wrong secret access key?)"
+        return None
