@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -200,15 +200,20 @@ import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
 import software.amazon.msk.auth.iam.internals.AWS4SignedPayloadGenerator;
 import software.amazon.msk.auth.iam.internals.AuthenticationRequestParams;
 
-/** Prints the AWS_MSK_IAM payload aws-msk-iam-auth builds: host, key id, secret [, token]. */
+/** Prints the AWS_MSK_IAM payloads aws-msk-iam-auth builds for host, key id, secret: one
+ * without and one with the session token (args[3]), a line each. */
 public class MskIamPayload {
     public static void main(String[] args) throws Exception {
-        AwsCredentials credentials = args.length > 3
-            ? AwsSessionCredentials.create(args[1], args[2], args[3])
-            : AwsBasicCredentials.create(args[1], args[2]);
-        AuthenticationRequestParams params =
-            AuthenticationRequestParams.create(args[0], credentials, "java-peer-test");
-        System.out.write(new AWS4SignedPayloadGenerator().signedPayload(params));
+        AwsCredentials[] all = {
+            AwsBasicCredentials.create(args[1], args[2]),
+            AwsSessionCredentials.create(args[1], args[2], args[3]),
+        };
+        for (AwsCredentials credentials : all) {
+            AuthenticationRequestParams params =
+                AuthenticationRequestParams.create(args[0], credentials, "java-peer-test");
+            System.out.write(new AWS4SignedPayloadGenerator().signedPayload(params));
+            System.out.println();
+        }
         System.out.flush();
     }
 }
@@ -270,28 +275,40 @@ def msk_iam_auth_jars() -> Path:
     return libs
 
 
-@pytest.mark.parametrize("token", [None, SESSION_TOKEN])
-def test_payload_matches_aws_java_library(
-    token: str | None, msk_iam_auth_jars: Path, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def java_payloads(msk_iam_auth_jars: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    """The two payloads aws-msk-iam-auth builds (without, with a session token), one JVM."""
     from kafka_async.testing.apache import KafkaPrerequisiteError, find_java
 
     try:
         java = find_java()
     except KafkaPrerequisiteError as exc:
         skip_or_fail(str(exc))
-    source = tmp_path / "MskIamPayload.java"
+    source = tmp_path_factory.mktemp("java") / "MskIamPayload.java"
     source.write_text(_JAVA_PEER)
-    args = [MSK_HOST, KEY_ID, SECRET, *([token] if token else [])]
     proc = subprocess.run(
-        [java, "-cp", f"{msk_iam_auth_jars}/*", str(source), *args],
+        [
+            java,
+            "-cp",
+            f"{msk_iam_auth_jars}/*",
+            str(source),
+            MSK_HOST,
+            KEY_ID,
+            SECRET,
+            SESSION_TOKEN,
+        ],
         capture_output=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    theirs = json.loads(proc.stdout)
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("token", [None, SESSION_TOKEN])
+def test_payload_matches_aws_java_library(token: str | None, java_payloads: list[Any]) -> None:
+    theirs = java_payloads[0 if token is None else 1]
     # The Java library signs at its own "now"; sign at that same instant and compare.
     when = datetime.strptime(theirs["x-amz-date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
     ours = msk_iam_payload(
@@ -548,3 +565,62 @@ async def test_oauthbearer_login_with_the_token_provider() -> None:
         with pytest.raises(SaslAuthenticationFailedError, match="invalid OAUTHBEARER token"):
             async with Producer(**settings, sasl_oauth_token_provider=wrong) as p:
                 await p.partitions_for("t")
+
+
+class _AssumedRoleSecrets(Mapping[str, str]):
+    """The secrets of the roles moto's STS handed out (it runs in this process)."""
+
+    def __init__(self, account: str) -> None:
+        self.account = account
+
+    def _roles(self) -> list[Any]:
+        from moto.sts.models import sts_backends
+
+        return list(sts_backends[self.account]["aws"].assumed_roles)
+
+    def __getitem__(self, key: str) -> str:
+        for role in self._roles():
+            if role.access_key_id == key:
+                return str(role.secret_access_key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([r.access_key_id for r in self._roles()])
+
+    def __len__(self) -> int:
+        return len(self._roles())
+
+
+@pytest.mark.anyio
+async def test_role_assumed_through_sts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """sasl_aws_role_arn: botocore assumes the role at an STS endpoint (moto's, on
+    127.0.0.1) with the chain's credentials, and the login is signed with the role's."""
+    server_module = importorskip_or_fail("moto.server", "the dev extra's moto[server]")
+    _isolate_aws(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDBASEUSER")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "base-user-secret")
+    sts = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    sts.start()
+    try:
+        host, port = sts.get_host_and_port()
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", f"http://{host}:{port}")
+        role = "arn:aws:iam::123456789012:role/msk-client"
+        async with msk_broker() as (broker, server):
+            server.secrets = _AssumedRoleSecrets("123456789012")  # type: ignore[assignment]
+            settings = _settings(
+                broker,
+                sasl_aws_role_arn=role,
+                sasl_aws_role_session_name="msk-test",
+                sasl_aws_sts_region="us-east-1",
+            )
+            del settings["sasl_aws_access_key_id"], settings["sasl_aws_secret_access_key"]
+            async with Producer(**settings) as p:
+                await p.send("t", b"v")
+        assert set(server.outcomes) == {"ok"}
+        payload = server.payloads[0]
+        assumed = [r for r in _AssumedRoleSecrets("123456789012")._roles() if r.role_arn == role]
+        assert [r.session_name for r in assumed] == ["msk-test"]
+        assert payload["x-amz-credential"].startswith(assumed[0].access_key_id + "/")
+        assert payload["x-amz-security-token"]
+    finally:
+        sts.stop()
