@@ -197,6 +197,16 @@ class ClientConfig(ClientFields):
       id, password: base64 HMAC).
     * ``sasl_oauth_token_provider`` (None): OAUTHBEARER: an object with async token() (asked at
       every authentication).
+    * ``sasl_kerberos_service_name`` ("kafka"): GSSAPI: the broker's Kerberos service name
+      (service/host@REALM).
+    * ``sasl_kerberos_domain_name`` (None): GSSAPI: host name for the broker's principal instead
+      of the broker's own.
+    * ``sasl_kerberos_principal`` (None): GSSAPI: the client's principal (client@REALM); None: the
+      keytab's or cache's.
+    * ``sasl_kerberos_keytab`` (None): GSSAPI: keytab file to log in with (tickets renewed from it
+      as needed).
+    * ``sasl_kerberos_ticket_cache`` (None): GSSAPI: ticket cache ('FILE:/path'); None:
+      KRB5CCNAME's, or a private one with a keytab.
     * ``sasl_aws_region`` (None): AWS_MSK_IAM: the cluster's AWS region; None: read from the
       broker host name (...kafka.<region>.amazonaws.com).
     * ``sasl_aws_profile`` (None): AWS_MSK_IAM: the shared config/credentials profile to take

@@ -25,6 +25,7 @@ METADATA_RECOVERY_STRATEGIES = ("rebootstrap", "none")
 #: but needs a ``cast`` to pass mypy.
 SASL_MECHANISMS = (
     "AWS_MSK_IAM",
+    "GSSAPI",
     "OAUTHBEARER",
     "PLAIN",
     "SCRAM-SHA-256",

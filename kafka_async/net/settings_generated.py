@@ -17,7 +17,9 @@ from typing import Any, Literal, TypedDict
 from . import sasl
 from .settings import SCHEMA as _SCHEMA
 
-SaslMechanismName = Literal["AWS_MSK_IAM", "OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SaslMechanismName = Literal[
+    "AWS_MSK_IAM", "GSSAPI", "OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"
+]
 MetadataRecoveryStrategy = Literal["rebootstrap", "none"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 
@@ -83,6 +85,17 @@ class ClientSettings(TypedDict, total=False):
     sasl_scram_token_auth: bool
     #: OAUTHBEARER: an object with async token() (asked at every authentication) (default: None)
     sasl_oauth_token_provider: sasl.TokenProvider | None
+    #: GSSAPI: the broker's Kerberos service name (service/host@REALM) (default: "kafka")
+    sasl_kerberos_service_name: str
+    #: GSSAPI: host name for the broker's principal instead of the broker's own (default: None)
+    sasl_kerberos_domain_name: str | None
+    #: GSSAPI: the client's principal (client@REALM); None: the keytab's or cache's (default: None)
+    sasl_kerberos_principal: str | None
+    #: GSSAPI: keytab file to log in with (tickets renewed from it as needed) (default: None)
+    sasl_kerberos_keytab: str | None
+    #: GSSAPI: ticket cache ('FILE:/path'); None: KRB5CCNAME's, or a private one with a keytab
+    #: (default: None)
+    sasl_kerberos_ticket_cache: str | None
     #: AWS_MSK_IAM: the cluster's AWS region; None: read from the broker host name
     #: (...kafka.<region>.amazonaws.com) (default: None)
     sasl_aws_region: str | None
@@ -136,6 +149,11 @@ class ClientFields:
     sasl_plain_password: str | None = field(default=None, repr=False)
     sasl_scram_token_auth: bool = False
     sasl_oauth_token_provider: Any = field(default=None, repr=False)
+    sasl_kerberos_service_name: str = "kafka"
+    sasl_kerberos_domain_name: str | None = None
+    sasl_kerberos_principal: str | None = None
+    sasl_kerberos_keytab: str | None = None
+    sasl_kerberos_ticket_cache: str | None = None
     sasl_aws_region: str | None = None
     sasl_aws_profile: str | None = None
     sasl_aws_role_arn: str | None = None
