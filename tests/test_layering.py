@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "kafka_async"
 
 # package -> packages (below kafka_async) it must never import
-_UPPER = {"producer", "consumer", "admin", "testing", "cli", "spark"}
+_UPPER = {"producer", "consumer", "admin", "testing", "cli", "spark", "schema_registry"}
 FORBIDDEN: dict[str, set[str]] = {
     # spec.py is pure (the generator that reads the client packages is tools/generate_settings.py).
     "settings": {"records", "net", "cluster"} | _UPPER,
@@ -23,6 +23,13 @@ FORBIDDEN: dict[str, set[str]] = {
     "consumer": {"producer", "admin", "testing", "cli", "spark"},
     "admin": {"testing", "cli", "spark"},
     "observability": {"producer", "consumer", "admin", "testing", "cli", "spark"},
+}
+# The schema-registry serializers are an upper layer (like admin and spark): nothing below
+# imports them, and they use only the errors (no client internals).
+for _pkg in ("records", "net", "cluster", "producer", "consumer", "admin", "observability"):
+    FORBIDDEN[_pkg] = FORBIDDEN[_pkg] | {"schema_registry"}
+FORBIDDEN["schema_registry"] = {"protocol", "records", "net", "cluster"} | _UPPER - {
+    "schema_registry"
 }
 TOP_LEVEL_PURE = {"errors.py", "structs.py"}
 
@@ -75,7 +82,13 @@ def test_module_respects_layers(path: Path) -> None:
 
 
 # Modules that exist to wrap an optional extra, and may import it.
-EXTRA_WRAPPERS = {("spark",), ("cli",), ("testing",), ("observability", "otel.py")}
+EXTRA_WRAPPERS = {
+    ("spark",),
+    ("cli",),
+    ("testing",),
+    ("observability", "otel.py"),
+    ("schema_registry",),
+}
 
 
 def test_core_never_imports_optional_extras() -> None:
@@ -84,7 +97,7 @@ def test_core_never_imports_optional_extras() -> None:
         if rel[:1] in EXTRA_WRAPPERS or rel[:2] in EXTRA_WRAPPERS:
             continue
         text = path.read_text()
-        for extra in ("pyspark", "rich", "opentelemetry"):
+        for extra in ("pyspark", "rich", "opentelemetry", "httpx", "fastavro", "jsonschema"):
             assert f"import {extra}" not in text, f"{path} imports optional {extra}"
             assert f"from {extra}" not in text, f"{path} imports optional {extra}"
 
