@@ -1,6 +1,6 @@
 """The admin client: manage topics, partitions, groups, offsets, configs, records, ACLs and
-SCRAM users, client quotas, log dirs, features, the metadata quorum, transactions and
-producers, and share groups.
+SCRAM users, delegation tokens, client quotas, log dirs, features, the metadata quorum,
+transactions and producers, and share groups.
 
 ::
 
@@ -33,6 +33,7 @@ from .cluster_ops import (
     SupportedVersionRange,
 )
 from .config import AdminSettings
+from .delegation_tokens import DelegationToken
 from .quotas import (
     ClientQuotaAlteration,
     ClientQuotaAlterResult,
@@ -143,6 +144,7 @@ __all__ = [
     "ConsumerGroupMember",
     "CreatePartitionsResult",
     "CreateTopicResult",
+    "DelegationToken",
     "DeleteGroupResult",
     "DeleteRecordsResult",
     "DeleteTopicResult",

@@ -62,7 +62,7 @@ from ..protocol.apis.metadata import MetadataResponse
 from ..protocol.apis.offset_fetch import OffsetFetchResponse
 from ..protocol.schema import Api, ReqT
 from ..structs import ClientState, OffsetAndMetadata, TopicPartition
-from . import checks, cluster_ops, quotas, scram, share_groups, transactions
+from . import checks, cluster_ops, delegation_tokens, quotas, scram, share_groups, transactions
 from . import mapping as m
 from . import reassignments as ra
 from .cluster_ops import (
@@ -73,6 +73,7 @@ from .cluster_ops import (
     QuorumInfo,
 )
 from .config import AdminConfig, AdminSettings
+from .delegation_tokens import DelegationToken
 from .quotas import (
     ClientQuotaAlteration,
     ClientQuotaAlterResult,
@@ -1195,6 +1196,74 @@ class AdminClient:
             validate_only=validate_only,
             timeout_ms=timeout_ms,
             raise_on_error=raise_on_error,
+        )
+
+    # -- delegation tokens (KIP-48): admin/delegation_tokens.py ---------------------------
+
+    async def create_delegation_token(
+        self,
+        *,
+        renewers: Sequence[str] | None = None,
+        max_lifetime_ms: int = -1,
+        owner: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> DelegationToken:
+        """Have the broker issue a delegation token (Java's ``createDelegationToken``).
+
+        ``renewers`` are principals (``"User:bob"``) who may renew it besides its owner;
+        ``max_lifetime_ms`` -1 takes the broker's ``delegation.token.max.lifetime.ms``;
+        ``owner`` (``"User:alice"``, Kafka 3.3+) issues it for another principal than the
+        caller's. Log in with it through SCRAM: ``sasl_scram_token_auth=True``, user name
+        ``token.token_id``, password ``token.hmac_base64()``. Only a SASL-authenticated
+        connection may ask (``DelegationTokenRequestNotAllowedError`` otherwise)."""
+        return await delegation_tokens.create_delegation_token(
+            self._router,
+            renewers=renewers,
+            max_lifetime_ms=max_lifetime_ms,
+            owner=owner,
+            timeout_ms=timeout_ms,
+        )
+
+    async def renew_delegation_token(
+        self,
+        hmac: bytes | str,
+        renew_period_ms: int = -1,
+        *,
+        timeout_ms: int | None = None,
+    ) -> int:
+        """Move the token's expiry to ``renew_period_ms`` from now (-1: the broker's
+        ``delegation.token.expiry.time.ms``), never past its maximum; returns the new expiry
+        (ms since the epoch). ``hmac`` is bytes or its base64. Only the owner or a renewer
+        may (``DelegationTokenOwnerMismatchError``)."""
+        return await delegation_tokens.renew_delegation_token(
+            self._router, hmac, renew_period_ms=renew_period_ms, timeout_ms=timeout_ms
+        )
+
+    async def expire_delegation_token(
+        self,
+        hmac: bytes | str,
+        expiry_time_period_ms: int = -1,
+        *,
+        timeout_ms: int | None = None,
+    ) -> int:
+        """Move the token's expiry to ``expiry_time_period_ms`` from now; a negative period
+        (the default) expires it at once and the broker forgets it, so logins with it fail
+        from then on. Returns the new expiry (ms since the epoch)."""
+        return await delegation_tokens.expire_delegation_token(
+            self._router,
+            hmac,
+            expiry_time_period_ms=expiry_time_period_ms,
+            timeout_ms=timeout_ms,
+        )
+
+    async def describe_delegation_token(
+        self, owners: Sequence[str] | None = None, *, timeout_ms: int | None = None
+    ) -> list[DelegationToken]:
+        """The tokens owned by ``owners`` (``"User:alice"``; None: every token) that the
+        caller may see: its own, those it may renew, and those its DescribeTokens ACLs
+        allow."""
+        return await delegation_tokens.describe_delegation_token(
+            self._router, owners, timeout_ms=timeout_ms
         )
 
     # -- log dirs, features, quorum, paged topics: admin/cluster_ops.py --------------------

@@ -1,6 +1,6 @@
 """``kafka-async`` commands for the Kafka 4.x admin surface: client quotas, log dirs,
-transactions and producers, features, the metadata quorum, share groups, SCRAM users and
-leader election.
+transactions and producers, features, the metadata quorum, share groups, SCRAM users,
+delegation tokens and leader election.
 
 Each is ``async def cmd_x(args, out) -> exit code``, like :mod:`kafka_async.cli.commands`;
 :func:`add_parsers` registers their sub-commands on the top-level parser.
@@ -9,7 +9,9 @@ Each is ``async def cmd_x(args, out) -> exit code``, like :mod:`kafka_async.cli.
 from __future__ import annotations
 
 import argparse
+import datetime
 import getpass
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from ..admin import (
     ClientQuotaAlteration,
     ClientQuotaEntity,
     ClientQuotaFilter,
+    DelegationToken,
     ElectionType,
     FeatureUpdate,
     FeatureUpgradeType,
@@ -40,6 +43,10 @@ from .parsing import UsageError, parse_kv, parse_start
 
 __all__ = [
     "add_parsers",
+    "cmd_delegation_tokens_create",
+    "cmd_delegation_tokens_describe",
+    "cmd_delegation_tokens_expire",
+    "cmd_delegation_tokens_renew",
     "cmd_features_describe",
     "cmd_features_update",
     "cmd_leaders_elect",
@@ -577,6 +584,117 @@ async def cmd_users_delete(args: argparse.Namespace, out: Output) -> int:
     return _report(got, out, lambda u: f"user {u}", "credentials deleted")
 
 
+# --------------------------------------------------------------------------------------------
+# delegation tokens (as kafka-delegation-tokens.sh)
+# --------------------------------------------------------------------------------------------
+
+_TOKEN_HEADERS = [
+    "TOKENID",
+    "HMAC",
+    "OWNER",
+    "REQUESTER",
+    "RENEWERS",
+    "ISSUEDATE",
+    "EXPIRYDATE",
+    "MAXDATE",
+]
+
+
+def _utc(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+
+
+def _print_tokens(tokens: list[DelegationToken], out: Output, as_json: bool) -> None:
+    """The tokens as kafka-delegation-tokens.sh prints them (the HMAC in base64), or one
+    JSON object per token with ``--json``."""
+    if as_json:
+        for t in tokens:
+            doc = {
+                "token_id": t.token_id,
+                "hmac": t.hmac_base64(),
+                "owner": t.owner,
+                "token_requester": t.token_requester,
+                "renewers": list(t.renewers),
+                "issue_timestamp_ms": t.issue_timestamp_ms,
+                "expiry_timestamp_ms": t.expiry_timestamp_ms,
+                "max_timestamp_ms": t.max_timestamp_ms,
+            }
+            out.line(json.dumps(doc))
+        return
+    out.table(
+        _TOKEN_HEADERS,
+        [
+            (
+                t.token_id,
+                t.hmac_base64(),
+                t.owner,
+                t.token_requester,
+                ",".join(t.renewers),
+                _utc(t.issue_timestamp_ms),
+                _utc(t.expiry_timestamp_ms),
+                _utc(t.max_timestamp_ms),
+            )
+            for t in tokens
+        ],
+    )
+
+
+def _token_hmac(args: argparse.Namespace) -> str:
+    """The HMAC (base64) from --hmac, or the first line of stdin with --hmac-stdin (an
+    argument shows in the process list)."""
+    if args.hmac_stdin:
+        if args.hmac is not None:
+            raise UsageError("give the HMAC with --hmac or --hmac-stdin, not both")
+        hmac = sys.stdin.readline().strip()
+    elif args.hmac is not None:
+        hmac = args.hmac
+    else:
+        raise UsageError("give the token's HMAC (base64): --hmac HMAC or --hmac-stdin")
+    if not hmac:
+        raise UsageError("the HMAC is empty")
+    return str(hmac)
+
+
+async def cmd_delegation_tokens_create(args: argparse.Namespace, out: Output) -> int:
+    async with open_admin(args) as admin:
+        token = await admin.create_delegation_token(
+            renewers=args.renewer_principal or None,
+            max_lifetime_ms=args.max_life_time_period,
+            owner=args.owner_principal,
+        )
+    out.info(f"created delegation token with token id {token.token_id}")
+    _print_tokens([token], out, args.json)
+    return 0
+
+
+async def cmd_delegation_tokens_renew(args: argparse.Namespace, out: Output) -> int:
+    hmac = _token_hmac(args)
+    async with open_admin(args) as admin:
+        expiry = await admin.renew_delegation_token(hmac, args.renew_time_period)
+    out.success(f"delegation token renewed; it now expires at {_utc(expiry)}")
+    return 0
+
+
+async def cmd_delegation_tokens_expire(args: argparse.Namespace, out: Output) -> int:
+    hmac = _token_hmac(args)
+    async with open_admin(args) as admin:
+        expiry = await admin.expire_delegation_token(hmac, args.expiry_time_period)
+    if args.expiry_time_period < 0:
+        out.success("delegation token expired")
+    else:
+        out.success(f"delegation token expiry moved to {_utc(expiry)}")
+    return 0
+
+
+async def cmd_delegation_tokens_describe(args: argparse.Namespace, out: Output) -> int:
+    async with open_admin(args) as admin:
+        tokens = await admin.describe_delegation_token(args.owner_principal or None)
+    _print_tokens(tokens, out, args.json)
+    return 0
+
+
 async def cmd_leaders_elect(args: argparse.Namespace, out: Output) -> int:
     kind = ElectionType.UNCLEAN if args.unclean else ElectionType.PREFERRED
     async with open_admin(args) as admin:
@@ -738,6 +856,56 @@ def add_parsers(sub: Any, cmd: CommandAdder, parser_class: type[argparse.Argumen
     p.add_argument(
         "--mechanism", action="append", choices=mechanisms, required=True, help="repeatable"
     )
+
+    # delegation tokens -------------------------------------------------------------------
+    ds = group(
+        "delegation-tokens",
+        "create, renew, expire or describe delegation tokens (only over a SASL connection)",
+    )
+    p = cmd(ds, "create", cmd_delegation_tokens_create, "issue a token; prints its id and HMAC")
+    p.add_argument(
+        "--renewer-principal",
+        action="append",
+        metavar="PRINCIPAL",
+        help="who may renew it, e.g. User:bob (repeatable)",
+    )
+    p.add_argument(
+        "--owner-principal",
+        default=None,
+        metavar="PRINCIPAL",
+        help="issue it for this principal instead of the caller (Kafka 3.3+)",
+    )
+    p.add_argument(
+        "--max-life-time-period",
+        type=int,
+        default=-1,
+        metavar="MS",
+        help="maximum lifetime (default: the broker's delegation.token.max.lifetime.ms)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    for name, fn, option, what in (
+        ("renew", cmd_delegation_tokens_renew, "--renew-time-period", "the new expiry"),
+        ("expire", cmd_delegation_tokens_expire, "--expiry-time-period", "the new expiry"),
+    ):
+        p = cmd(ds, name, fn, f"{name} a token, named by its HMAC")
+        p.add_argument("--hmac", default=None, help="the token's HMAC in base64")
+        p.add_argument("--hmac-stdin", action="store_true", help="read the HMAC from stdin")
+        p.add_argument(
+            option,
+            type=int,
+            default=-1,
+            metavar="MS",
+            help=f"{what}, counted from now (default -1: "
+            + ("the broker's renew interval)" if name == "renew" else "expire it now)"),
+        )
+    p = cmd(ds, "describe", cmd_delegation_tokens_describe, "tokens the caller may see")
+    p.add_argument(
+        "--owner-principal",
+        action="append",
+        metavar="PRINCIPAL",
+        help="only tokens of this owner, e.g. User:alice (repeatable; default all)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per token")
 
     # leaders -----------------------------------------------------------------------------
     lsub = group("leaders", "leader elections")

@@ -21,7 +21,8 @@ second listener where it is required), SASL over plaintext and over TLS (PLAIN, 
 SCRAM-SHA-512 and OAUTHBEARER with Kafka's unsecured-token validator), and a SASL listener that
 makes clients re-authenticate (``connections.max.reauth.ms``); the StandardAuthorizer is on, so
 ACLs are enforced (``User:ANONYMOUS`` and ``User:admin`` are super users; a resource without
-ACLs is open to everyone). The certificates are made afresh for each cluster (``trustme``).
+ACLs is open to everyone), and delegation tokens are enabled. The certificates are made afresh
+for each cluster (``trustme``).
 
 Life cycle: ``start()`` formats storage (first start only) and waits for "Kafka Server started"
 on every node; ``stop()`` stops every node (SIGTERM, then SIGKILL after ``stop_timeout``) and
@@ -800,6 +801,8 @@ class ApacheKafka:
             "listener.name.sasl_ssl.ssl.client.auth": "none",
             "sasl.enabled.mechanisms": ",".join(_SASL_MECHANISMS),
             "listener.name.reauth.connections.max.reauth.ms": str(REAUTH_MS),
+            # Delegation tokens on (KIP-48); the same key on every node of this cluster.
+            "delegation.token.secret.key": f"kafka-async-test-{self.cluster_id}",
         }
         for listener in ("sasl_plaintext", "sasl_ssl", "reauth"):
             prefix = f"listener.name.{listener}"
