@@ -219,59 +219,43 @@ public class MskIamPayload {
 }
 """
 
-_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.kafka-async</groupId><artifactId>msk-iam-peer</artifactId><version>0</version>
-  <dependencies>
-    <dependency>
-      <groupId>software.amazon.msk</groupId><artifactId>aws-msk-iam-auth</artifactId>
-      <version>{version}</version>
-    </dependency>
-  </dependencies>
-</project>
-"""
-
 
 @pytest.fixture(scope="module")
 def msk_iam_auth_jars() -> Path:
-    """aws-msk-iam-auth and its runtime dependencies (about 14 MB), fetched once with Maven
-    into the cache the Kafka jars use."""
-    from kafka_async.testing.apache import KafkaPrerequisiteError, cache_root, find_maven
+    """aws-msk-iam-auth and its runtime dependencies (51 jars, about 14 MB), downloaded once
+    from Maven Central into the cache the Kafka jars use, each checked against the SHA-256
+    of the lock list in tests/security/data/aws/ (no Maven needed)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    try:
-        mvn = find_maven()
-    except KafkaPrerequisiteError as exc:
-        skip_or_fail(str(exc))
+    from kafka_async.testing.apache import (
+        KafkaPrerequisiteError,
+        _download_one,
+        cache_root,
+        maven_repository,
+    )
+
+    lock = DATA / f"aws-msk-iam-auth-{MSK_IAM_AUTH_VERSION}.lock"
+    entries = [
+        (parts[0], parts[1])
+        for line in lock.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+        for parts in [line.split()]
+    ]
     target = cache_root() / "aws-msk-iam-auth" / MSK_IAM_AUTH_VERSION
     libs = target / "libs"
     if not (target / "COMPLETE").exists():
-        target.mkdir(parents=True, exist_ok=True)
-        pom = target / "pom.xml"
-        pom.write_text(_POM.format(version=MSK_IAM_AUTH_VERSION))
         shutil.rmtree(libs, ignore_errors=True)
-        proc = subprocess.run(
-            [
-                mvn,
-                "-B",
-                "-q",
-                "-f",
-                str(pom),
-                "dependency:copy-dependencies",
-                "-DincludeScope=runtime",
-                f"-DoutputDirectory={libs}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr)[-1500:]
-            if "Could not transfer" in tail or "Unknown host" in tail or "resolve" in tail:
-                pytest.skip(f"Maven Central unreachable, aws-msk-iam-auth not fetched: {tail}")
-            pytest.fail(f"Maven could not fetch aws-msk-iam-auth {MSK_IAM_AUTH_VERSION}: {tail}")
-        (target / "COMPLETE").write_text(f"aws-msk-iam-auth {MSK_IAM_AUTH_VERSION}\n")
+        libs.mkdir(parents=True)
+        repo = maven_repository()
+        try:
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                for done in [pool.submit(_download_one, repo, e, libs) for e in entries]:
+                    done.result()
+        except KafkaPrerequisiteError as exc:
+            if "SHA-256" in str(exc):
+                raise
+            pytest.skip(f"Maven Central unreachable, aws-msk-iam-auth not fetched: {exc}")
+        (target / "COMPLETE").write_text(f"aws-msk-iam-auth {MSK_IAM_AUTH_VERSION} ({repo})\n")
     return libs
 
 
