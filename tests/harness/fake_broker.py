@@ -494,6 +494,7 @@ class MskIamServer:
         region: str,
         clock: Callable[[], float] | None = None,
         max_skew: float = 300.0,
+        session_lifetime_ms: int = 0,
     ) -> None:
         import time
 
@@ -502,6 +503,8 @@ class MskIamServer:
         self.region = region
         self.clock = clock or time.time
         self.max_skew = max_skew
+        #: Sent with a successful login (KIP-368; MSK limits sessions to the credentials').
+        self.session_lifetime_ms = session_lifetime_ms
         #: Login outcomes in order: "ok" or the refusal's reason.
         self.outcomes: list[str] = []
         #: Every payload received (decoded JSON objects).
@@ -558,7 +561,7 @@ class MskIamServer:
             error_code=0,
             error_message=None,
             auth_bytes=json.dumps(answer).encode(),
-            session_lifetime_ms=0,
+            session_lifetime_ms=self.session_lifetime_ms,
         )
 
     def check(self, data: bytes) -> str | None:

@@ -608,3 +608,22 @@ async def test_role_assumed_through_sts(monkeypatch: pytest.MonkeyPatch, tmp_pat
         assert payload["x-amz-security-token"]
     finally:
         sts.stop()
+
+
+@pytest.mark.anyio
+async def test_reauthentication_signs_again() -> None:
+    """KIP-368: with a session lifetime, the connection logs in again before it ends, with a
+    newly signed payload each time."""
+    from kafka_async.protocol.apis import SASL_AUTHENTICATE
+
+    async with msk_broker(session_lifetime_ms=600) as (broker, server):
+        async with Producer(**_settings(broker)) as p:
+            await p.send("t", b"v")
+            before = len(server.outcomes)
+            for _ in range(2):
+                await broker.wait_for_request(SASL_AUTHENTICATE.key, timeout=10)
+            await p.send("t", b"w")
+        assert len(server.outcomes) >= before + 2
+        assert set(server.outcomes) == {"ok"}
+        dates = [payload["x-amz-date"] for payload in server.payloads]
+        assert dates == sorted(dates)
