@@ -232,6 +232,16 @@ class ScramMechanism:
 
         return build
 
+    @property
+    def failure_hint(self) -> str | None:
+        """What a refused token login most likely means (added to the broker's message)."""
+        if not self.token_auth:
+            return None
+        return (
+            "a delegation token login: the token id is unknown, the token expired or was "
+            "expired, or the password is not the base64 of its HMAC"
+        )
+
     def _client_first(self) -> bytes:
         first = str(self._client.get_client_first())
         if self.token_auth:
@@ -581,6 +591,9 @@ async def authenticate_session(
         )
         if resp.error_code:
             message = resp.error_message or "no reason given"
+            hint = getattr(mechanism, "failure_hint", None)
+            if hint:
+                message = f"{message} ({hint})"
             raise_for_code(
                 resp.error_code, f"{conn.address}: SASL {mechanism.name} failed: {message}"
             )
