@@ -57,6 +57,7 @@ tickets never appear in messages or ``repr``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -579,7 +580,10 @@ class _Context:
                 lib.gss_release_cred(ctypes.byref(minor), ctypes.byref(self._cred))
 
     def __del__(self) -> None:
-        self.close()
+        # A context dropped mid-exchange (a refused login, a cancelled prepare) is freed
+        # here; at interpreter exit the library may already be gone.
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 # --------------------------------------------------------------------------------------------

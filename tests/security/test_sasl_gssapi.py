@@ -225,11 +225,12 @@ async def test_ticket_cache_login(
 async def test_expired_ticket_without_keytab_is_refused(env: Env, tmp_path: Path) -> None:
     """A cached ticket that expired and no keytab to get another: a typed error saying so."""
     cache = tmp_path / "krb5cc"
-    env.kdc.kinit("client", keytab=env.keytabs["client"], ccache=cache, lifetime="2s")
+    # Kerberos times are whole seconds: the ticket ends 2 to 3 s from now.
+    env.kdc.kinit("client", keytab=env.keytabs["client"], ccache=cache, lifetime="3s")
     settings = env.settings(principal=None, sasl_kerberos_ticket_cache=f"FILE:{cache}")
     async with ClusterClient(ClientConfig(**settings)) as client:
         await client.refresh_metadata([])  # valid for now
-    await anyio.sleep(2.5)
+    await anyio.sleep(3.2)
     message = await refusal(settings)
     assert "expired" in message, message
 
