@@ -36,7 +36,12 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import anyio
 import httpx
 
-from .errors import RegistryUnavailableError, SchemaRegistryConfigError, error_for
+from .errors import (
+    RegistryUnavailableError,
+    SchemaRegistryConfigError,
+    SchemaRegistryError,
+    error_for,
+)
 from .schema import RegisteredSchema, Schema
 
 __all__ = ["COMPATIBILITY_LEVELS", "SchemaRegistryClient"]
@@ -82,6 +87,46 @@ def _split_urls(url: str | Sequence[str]) -> tuple[list[str], tuple[str, str] | 
     return out, auth
 
 
+def _ssl_context(
+    verify: bool | str | ssl.SSLContext, cert: str | tuple[str, str] | None
+) -> bool | ssl.SSLContext:
+    """httpx's ``verify``: True, False, or a context with the CA file and client cert."""
+    if isinstance(verify, ssl.SSLContext):
+        ctx = verify
+    elif isinstance(verify, str):
+        ctx = ssl.create_default_context(cafile=verify)
+    elif cert is None:
+        return verify
+    else:
+        ctx = ssl.create_default_context()
+        if not verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+    if cert is not None:
+        ctx.load_cert_chain(*((cert,) if isinstance(cert, str) else cert))
+    return ctx
+
+
+def _raise_if_tls_failure(
+    exc: BaseException, method: str, path: str, base: str, named: dict[str, Any]
+) -> None:
+    """A failed certificate check is no reason to retry: raise it as it is."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            raise SchemaRegistryError(
+                f"schema registry {method} {path}: TLS certificate check of {base} failed: "
+                f"{seen.verify_message or seen}",
+                **named,
+            ) from exc
+        seen = seen.__cause__ or seen.__context__
+    if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        raise SchemaRegistryError(
+            f"schema registry {method} {path}: TLS certificate check of {base} failed: {exc}",
+            **named,
+        ) from exc
+
+
 def _q(segment: str) -> str:
     """One URL path segment (subject names may hold '/', ':' and more)."""
     return quote(segment, safe="")
@@ -118,14 +163,11 @@ class SchemaRegistryClient:
             raise SchemaRegistryConfigError("timeout_s and deadline_s must be positive")
         self._auth = httpx.BasicAuth(*basic_auth) if basic_auth is not None else None
         self._bearer = bearer_token
-        self._verify = verify
-        self._cert = cert
+        self._verify = _ssl_context(verify, cert)
         self._headers = {"Accept": _CONTENT_TYPE, **(headers or {})}
         self._timeout_s = timeout_s
         self._deadline_s = deadline_s
-        self._http = httpx.AsyncClient(
-            auth=self._auth, verify=verify, cert=cert, headers=self._headers
-        )
+        self._http = httpx.AsyncClient(auth=self._auth, verify=self._verify, headers=self._headers)
         self._blocking: httpx.Client | None = None
         self._next_url = 0
         #: Cache: schema id -> schema (ids are global and never reused).
@@ -217,6 +259,7 @@ class SchemaRegistryClient:
                     timeout=min(self._timeout_s, remaining),
                 )
             except httpx.TransportError as exc:
+                _raise_if_tls_failure(exc, method, path, base, named)
                 last = f"{type(exc).__name__} from {base}"
                 self._next_url += 1
             else:
@@ -233,7 +276,7 @@ class SchemaRegistryClient:
         """:meth:`_request` on a synchronous httpx client (GET only; no body)."""
         if self._blocking is None:
             self._blocking = httpx.Client(
-                auth=self._auth, verify=self._verify, cert=self._cert, headers=self._headers
+                auth=self._auth, verify=self._verify, headers=self._headers
             )
         headers: dict[str, str] = {}
         if isinstance(self._bearer, str):
@@ -267,6 +310,7 @@ class SchemaRegistryClient:
                     method, base + path, headers=headers, timeout=min(self._timeout_s, remaining)
                 )
             except httpx.TransportError as exc:
+                _raise_if_tls_failure(exc, method, path, base, named)
                 last = f"{type(exc).__name__} from {base}"
                 self._next_url += 1
             else:

@@ -38,11 +38,11 @@ import argparse
 import base64
 import binascii
 import json
+import socket
+import ssl
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -565,16 +565,24 @@ def _make_handler(
     return Handler
 
 
-def serve(port: int, users: Mapping[str, str], token: str | None) -> None:
-    """Serve on 127.0.0.1:``port`` until killed."""
+def serve(
+    port: int, users: Mapping[str, str], token: str | None, tls_cert: str | None = None
+) -> None:
+    """Serve on 127.0.0.1:``port`` until killed (HTTPS with ``tls_cert``: key and chain in
+    one PEM file)."""
     server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(_State(), users, token))
     server.daemon_threads = True
+    if tls_cert is not None:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(tls_cert)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.serve_forever()
 
 
 class RegistryServer:
     """The registry as a child process on 127.0.0.1 (a free port). ``users`` (name ->
-    password) and ``token`` turn authentication on. Start and stop it with ``with``; the
+    password) and ``token`` turn authentication on; ``tls_cert`` (a PEM file with the key and
+    the chain) serves HTTPS. Start and stop it with ``with``; the
     start waits (at most ``start_timeout`` s) until it answers."""
 
     def __init__(
@@ -582,10 +590,12 @@ class RegistryServer:
         *,
         users: Mapping[str, str] | None = None,
         token: str | None = None,
+        tls_cert: str | None = None,
         start_timeout: float = 20.0,
     ) -> None:
         self.users = dict(users or {})
         self.token = token
+        self.tls_cert = tls_cert
         self.start_timeout = start_timeout
         self.port = 0
         self._proc: Any = None
@@ -594,7 +604,8 @@ class RegistryServer:
     @property
     def url(self) -> str:
         """The base URL (``http://127.0.0.1:PORT``)."""
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls_cert is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         """Start the child and wait until it answers."""
@@ -608,16 +619,16 @@ class RegistryServer:
             argv += ["--user", f"{u}:{p}"]
         if self.token is not None:
             argv += ["--token", self.token]
+        if self.tls_cert is not None:
+            argv += ["--tls-cert", self.tls_cert]
         self._proc = _procs.spawn(argv, log=self._log)
         deadline = time.monotonic() + self.start_timeout
         while True:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"schema registry exited: {_procs.tail(log_path)}")
             try:
-                urllib.request.urlopen(self.url + "/", timeout=1.0).close()
-                return
-            except urllib.error.HTTPError:
-                return  # it answers (a 401 with authentication on)
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1.0):
+                    return
             except OSError:
                 if time.monotonic() > deadline:
                     self.stop()
@@ -655,5 +666,6 @@ if __name__ == "__main__":
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--user", action="append", default=[], help="NAME:PASSWORD")
     ap.add_argument("--token")
+    ap.add_argument("--tls-cert")
     ns = ap.parse_args()
-    serve(ns.port, dict(u.split(":", 1) for u in ns.user), ns.token)
+    serve(ns.port, dict(u.split(":", 1) for u in ns.user), ns.token, ns.tls_cert)
