@@ -136,7 +136,6 @@ _GSS_C_INDEFINITE = 0xFFFFFFFF
 _GSS_C_MUTUAL_FLAG = 2
 _GSS_C_CONF_FLAG = 16
 _GSS_C_INTEG_FLAG = 32
-_GSS_S_COMPLETE = 0
 _GSS_S_CONTINUE_NEEDED = 1
 #: Calling and routine errors; the low 16 bits are supplementary information.
 _GSS_ERROR_MASK = 0xFFFF0000
@@ -526,7 +525,7 @@ class _Context:
             )
         del holder
         result = _take(lib, out)
-        if major & 0xFFFF == _GSS_S_COMPLETE and not major & _GSS_S_CONTINUE_NEEDED:
+        if not major & _GSS_S_CONTINUE_NEEDED:  # complete (other bits: informational)
             self.established = True
             if not flags.value & _GSS_C_INTEG_FLAG:
                 raise _Failure("the security context offers no integrity protection")

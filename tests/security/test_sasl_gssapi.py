@@ -326,20 +326,34 @@ async def test_acls_apply_to_the_kerberos_principal(env: Env) -> None:
             raise_on_error=True,
         )
     deadline = time.monotonic() + 20
-    async with Producer(**env.settings()) as producer:
+    # Two principals in one process at the same time: each client has its own credentials.
+    async with (
+        Producer(**env.settings()) as as_client,
+        Producer(**env.settings("other")) as as_other,
+    ):
         while True:  # ACLs reach the broker through the metadata log, shortly after
             try:
                 with pytest.raises(TopicAuthorizationFailedError):
-                    await producer.send(denied, value=b"no")
+                    await as_client.send(denied, value=b"no")
                 break
             except pytest.fail.Exception:
                 if time.monotonic() > deadline:
                     raise
                 await anyio.sleep(0.25)
-        await producer.send(allowed, value=b"yes")
-    async with Producer(**env.settings("other")) as producer:
-        with pytest.raises(TopicAuthorizationFailedError):
-            await producer.send(allowed, value=b"not other")
+        outcomes: dict[str, BaseException | None] = {}
+
+        async def send(name: str, producer: Producer) -> None:
+            try:
+                await producer.send(allowed, value=name.encode())
+                outcomes[name] = None
+            except TopicAuthorizationFailedError as exc:
+                outcomes[name] = exc
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(send, "client", as_client)
+            tg.start_soon(send, "other", as_other)
+    assert outcomes["client"] is None
+    assert isinstance(outcomes["other"], TopicAuthorizationFailedError)
 
 
 # --------------------------------------------------------------------------------------------
