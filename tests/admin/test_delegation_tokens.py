@@ -406,6 +406,15 @@ def test_cli_create_describe_renew_expire(kafka_service: KafkaService, tmp_path:
     (row,) = [r.split() for r in rows if r.startswith(token_id)]
     assert row[1:5] == [hmac, "User:alice", "User:alice", "User:bob"]
 
+    # The token logs in from the command line too: a client.properties with tokenauth="true".
+    as_token = tmp_path / "token.properties"
+    as_token.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        f'sasl.jaas.config={_SCRAM_MODULE} required username="{token_id}" '
+        f'password="{hmac}" tokenauth="true";\n'
+    )
+    ok(run(["topics", "list", "--command-config", str(as_token)], bootstrap=sasl_bootstrap))
+
     renewed = run(
         ["delegation-tokens", "renew", "--hmac-stdin", "--renew-time-period", "600000", *conf],
         bootstrap=sasl_bootstrap,
