@@ -31,7 +31,8 @@ call the network, so it runs in a worker thread, never on the event loop. Refres
 credentials (roles, instance profiles) are refreshed by botocore before they expire.
 
 Region: ``sasl_aws_region``, else read from the broker's host name
-(``b-1.name.xxxxxx.c2.kafka.<region>.amazonaws.com``), as AWS's libraries do.
+(``b-1.name.xxxxxx.c2.kafka.<region>.amazonaws.com``), as AWS's libraries do, else the region
+configured (``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's ``region``).
 
 Secrets (the secret key, the session token, the signed payload and the token) never appear in
 a ``repr``, a log line or an error message.
@@ -50,6 +51,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import re
 import threading
 import time
@@ -314,6 +316,28 @@ class AwsCredentialSource:
         if not frozen.access_key or not frozen.secret_key:
             raise SaslAuthenticationFailedError(f"{_MECHANISM}: the AWS credentials are empty")
         return AwsCredentials(frozen.access_key, frozen.secret_key, frozen.token)
+
+    async def configured_region(self) -> str | None:
+        """The configured AWS region: ``AWS_REGION`` (the Java SDK's), else botocore's
+        (``AWS_DEFAULT_REGION``, the profile's ``region``); None if none is, or without
+        botocore (explicit credentials and no ``aws`` extra)."""
+        if os.environ.get("AWS_REGION"):
+            return os.environ["AWS_REGION"]
+        try:
+            _import_botocore()
+        except ConfigError:
+            return None
+        return await anyio.to_thread.run_sync(self._configured_region_blocking)
+
+    def _configured_region_blocking(self) -> str | None:
+        import botocore.exceptions
+        import botocore.session
+
+        try:
+            region = botocore.session.Session(profile=self._profile).get_config_variable("region")
+        except botocore.exceptions.BotoCoreError:
+            return None
+        return str(region) if region else None
 
     def _resolve(self) -> Any:
         import botocore.credentials
@@ -652,9 +676,12 @@ class AwsMskIamMechanism:
             )
         region = self._region or region_from_host(host)
         if region is None:
+            region = await self._source.configured_region()
+        if region is None:
             raise ConfigError(
                 f"sasl_aws_region: needed for {_MECHANISM}, since the broker host {host!r} "
-                "does not name a region (...kafka.<region>.amazonaws.com)"
+                "does not name a region (...kafka.<region>.amazonaws.com) and no AWS region "
+                "is configured (AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"
             )
         credentials = await self._source.get()
         fields = msk_iam_payload(

@@ -627,3 +627,27 @@ async def test_reauthentication_signs_again() -> None:
         assert set(server.outcomes) == {"ok"}
         dates = [payload["x-amz-date"] for payload in server.payloads]
         assert dates == sorted(dates)
+
+
+@pytest.mark.anyio
+async def test_region_from_the_aws_configuration(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A broker name without a region (127.0.0.1 here, a private DNS name in real life) and
+    no sasl_aws_region: the region botocore's configuration names is used, as the Java
+    library's fallback to the SDK's region chain does."""
+    _isolate_aws(monkeypatch, tmp_path)
+    async with msk_broker() as (broker, server):
+        settings = _settings(broker)
+        del settings["sasl_aws_region"]
+        with pytest.raises(ConfigError, match="no AWS region is configured"):
+            async with Producer(**settings) as p:
+                await p.send("t", b"v")
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # botocore's
+        async with Producer(**settings) as p:
+            await p.send("t", b"v")
+        monkeypatch.setenv("AWS_REGION", "us-east-1")  # the Java SDK's; it comes first
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+        async with Producer(**settings) as p:
+            await p.send("t", b"v")
+        assert server.outcomes == ["ok", "ok"]
