@@ -113,7 +113,7 @@ SETTINGS: list[Setting] = [
         _TEXT,
         None,
         "AWS_MSK_IAM: the cluster's AWS region; None: read from the broker host name "
-        "(...kafka.<region>.amazonaws.com)",
+        "(...kafka.<region>.amazonaws.com), else the configured one (AWS_REGION, profile)",
         java="",
     ),
     Setting(

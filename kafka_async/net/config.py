@@ -208,7 +208,8 @@ class ClientConfig(ClientFields):
     * ``sasl_kerberos_ticket_cache`` (None): GSSAPI: ticket cache ('FILE:/path'); None:
       KRB5CCNAME's, or a private one with a keytab.
     * ``sasl_aws_region`` (None): AWS_MSK_IAM: the cluster's AWS region; None: read from the
-      broker host name (...kafka.<region>.amazonaws.com).
+      broker host name (...kafka.<region>.amazonaws.com), else the configured one (AWS_REGION,
+      profile).
     * ``sasl_aws_profile`` (None): AWS_MSK_IAM: the shared config/credentials profile to take
       credentials from; None: the default chain.
     * ``sasl_aws_role_arn`` (None): AWS_MSK_IAM: an IAM role to assume through STS with the

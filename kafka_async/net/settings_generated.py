@@ -97,7 +97,8 @@ class ClientSettings(TypedDict, total=False):
     #: (default: None)
     sasl_kerberos_ticket_cache: str | None
     #: AWS_MSK_IAM: the cluster's AWS region; None: read from the broker host name
-    #: (...kafka.<region>.amazonaws.com) (default: None)
+    #: (...kafka.<region>.amazonaws.com), else the configured one (AWS_REGION, profile) (default:
+    #: None)
     sasl_aws_region: str | None
     #: AWS_MSK_IAM: the shared config/credentials profile to take credentials from; None: the
     #: default chain (default: None)
