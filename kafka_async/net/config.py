@@ -207,6 +207,48 @@ class ClientConfig(ClientFields):
       as needed).
     * ``sasl_kerberos_ticket_cache`` (None): GSSAPI: ticket cache ('FILE:/path'); None:
       KRB5CCNAME's, or a private one with a keytab.
+    * ``sasl_oauthbearer_method`` ("default"): OAUTHBEARER: 'default' (sasl_oauth_token_provider
+      gives tokens) or 'oidc' (fetched from sasl_oauthbearer_token_endpoint_url).
+    * ``sasl_oauthbearer_token_endpoint_url`` (None): OIDC: the identity provider's token endpoint
+      (http:// or https://).
+    * ``sasl_oauthbearer_grant_type`` ("client_credentials"): OIDC: 'client_credentials' (KIP-768)
+      or 'urn:ietf:params:oauth:grant-type:jwt-bearer' (KIP-1139).
+    * ``sasl_oauthbearer_client_id`` (None): OIDC client_credentials: the client id.
+    * ``sasl_oauthbearer_client_secret`` (None): OIDC client_credentials: the client secret.
+    * ``sasl_oauthbearer_scope`` (None): OIDC: the scope asked for (sent only when set).
+    * ``sasl_oauthbearer_extensions`` (None): OIDC: SASL extensions sent with the token (KIP-342),
+      'k=v,k2=v2' or a dict.
+    * ``sasl_oauthbearer_header_urlencode`` (False): OIDC client_credentials: form-urlencode id
+      and secret in the Basic header (RFC 6749 2.3.1).
+    * ``sasl_oauthbearer_assertion_algorithm`` ("RS256"): OIDC jwt-bearer: how the assertion is
+      signed.
+    * ``sasl_oauthbearer_assertion_private_key_file`` (None): OIDC jwt-bearer: PEM private key
+      (PKCS#8 or traditional) signing the assertion; read at every fetch.
+    * ``sasl_oauthbearer_assertion_private_key_pem`` (None): OIDC jwt-bearer: the private key
+      itself, PEM text (instead of the file).
+    * ``sasl_oauthbearer_assertion_private_key_passphrase`` (None): OIDC jwt-bearer: passphrase of
+      an encrypted private key.
+    * ``sasl_oauthbearer_assertion_file`` (None): OIDC jwt-bearer: a file holding a ready-made
+      assertion (read at every fetch; the other assertion settings are then unused).
+    * ``sasl_oauthbearer_assertion_claim_aud`` (None): OIDC jwt-bearer: the assertion's aud claim.
+    * ``sasl_oauthbearer_assertion_claim_iss`` (None): OIDC jwt-bearer: the assertion's iss claim.
+    * ``sasl_oauthbearer_assertion_claim_sub`` (None): OIDC jwt-bearer: the assertion's sub claim.
+    * ``sasl_oauthbearer_assertion_claim_exp_seconds`` (300): OIDC jwt-bearer: the assertion's
+      exp, seconds after now.
+    * ``sasl_oauthbearer_assertion_claim_nbf_seconds`` (60): OIDC jwt-bearer: the assertion's nbf,
+      seconds before now.
+    * ``sasl_oauthbearer_assertion_claim_jti_include`` (False): OIDC jwt-bearer: give the
+      assertion a random jti claim.
+    * ``https_ca_location`` (None): OIDC: CA bundle (PEM) verifying an https:// token endpoint;
+      None: the system's CAs.
+    * ``sasl_login_connect_timeout_ms`` (10000): OIDC: deadline of connecting to the token
+      endpoint.
+    * ``sasl_login_read_timeout_ms`` (10000): OIDC: deadline of each read of the token endpoint's
+      answer.
+    * ``sasl_login_retry_backoff_ms`` (100): OIDC: first wait before asking the token endpoint
+      again (doubles per attempt).
+    * ``sasl_login_retry_backoff_max_ms`` (10000): OIDC: longest wait between attempts, and how
+      long retries go on.
     * ``sasl_aws_region`` (None): AWS_MSK_IAM: the cluster's AWS region; None: read from the
       broker host name (...kafka.<region>.amazonaws.com), else the configured one (AWS_REGION,
       profile).

@@ -429,6 +429,11 @@ class OAuthBearerMechanism:
 
     @classmethod
     def from_config(cls, config: ClientConfig) -> OAuthBearerMechanism:
+        if config.sasl_oauthbearer_method == "oidc":
+            # Imported here: oidc builds on this module (RefreshingTokenProvider).
+            from . import oidc
+
+            return cls(oidc.provider_for(config))
         return cls(config.sasl_oauth_token_provider)
 
     async def prepare(self) -> None:
@@ -492,9 +497,17 @@ def _oauth_message(token: str, extensions: Mapping[str, str]) -> bytes:
 
 
 def _needs_token_provider(config: ClientConfig) -> None:
+    if config.sasl_oauthbearer_method == "oidc":
+        from . import oidc
+
+        oidc.validate(config)
+        return
     if config.sasl_oauth_token_provider is None:
+        hint = ""
+        if config.sasl_oauthbearer_token_endpoint_url is not None:
+            hint = " (or sasl_oauthbearer_method='oidc' to use sasl_oauthbearer_token_endpoint_url)"
         raise ConfigError(
-            "sasl_oauth_token_provider is required when sasl_mechanism is OAUTHBEARER"
+            f"sasl_oauth_token_provider is required when sasl_mechanism is OAUTHBEARER{hint}"
         )
 
 

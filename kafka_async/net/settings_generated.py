@@ -22,6 +22,9 @@ SaslMechanismName = Literal[
 ]
 MetadataRecoveryStrategy = Literal["rebootstrap", "none"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+OAuthBearerMethod = Literal["default", "oidc"]
+OAuthBearerGrantType = Literal["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
+OAuthBearerAssertionAlgorithm = Literal["RS256", "ES256"]
 
 
 class ClientSettings(TypedDict, total=False):
@@ -96,6 +99,60 @@ class ClientSettings(TypedDict, total=False):
     #: GSSAPI: ticket cache ('FILE:/path'); None: KRB5CCNAME's, or a private one with a keytab
     #: (default: None)
     sasl_kerberos_ticket_cache: str | None
+    #: OAUTHBEARER: 'default' (sasl_oauth_token_provider gives tokens) or 'oidc' (fetched from
+    #: sasl_oauthbearer_token_endpoint_url) (default: "default")
+    sasl_oauthbearer_method: OAuthBearerMethod
+    #: OIDC: the identity provider's token endpoint (http:// or https://) (default: None)
+    sasl_oauthbearer_token_endpoint_url: str | None
+    #: OIDC: 'client_credentials' (KIP-768) or 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+    #: (KIP-1139) (default: "client_credentials")
+    sasl_oauthbearer_grant_type: OAuthBearerGrantType
+    #: OIDC client_credentials: the client id (default: None)
+    sasl_oauthbearer_client_id: str | None
+    #: OIDC client_credentials: the client secret (default: None)
+    sasl_oauthbearer_client_secret: str | None
+    #: OIDC: the scope asked for (sent only when set) (default: None)
+    sasl_oauthbearer_scope: str | None
+    #: OIDC: SASL extensions sent with the token (KIP-342), 'k=v,k2=v2' or a dict (default: None)
+    sasl_oauthbearer_extensions: str | dict[str, str] | None
+    #: OIDC client_credentials: form-urlencode id and secret in the Basic header (RFC 6749 2.3.1)
+    #: (default: False)
+    sasl_oauthbearer_header_urlencode: bool
+    #: OIDC jwt-bearer: how the assertion is signed (default: "RS256")
+    sasl_oauthbearer_assertion_algorithm: OAuthBearerAssertionAlgorithm
+    #: OIDC jwt-bearer: PEM private key (PKCS#8 or traditional) signing the assertion; read at every
+    #: fetch (default: None)
+    sasl_oauthbearer_assertion_private_key_file: str | None
+    #: OIDC jwt-bearer: the private key itself, PEM text (instead of the file) (default: None)
+    sasl_oauthbearer_assertion_private_key_pem: str | None
+    #: OIDC jwt-bearer: passphrase of an encrypted private key (default: None)
+    sasl_oauthbearer_assertion_private_key_passphrase: str | None
+    #: OIDC jwt-bearer: a file holding a ready-made assertion (read at every fetch; the other
+    #: assertion settings are then unused) (default: None)
+    sasl_oauthbearer_assertion_file: str | None
+    #: OIDC jwt-bearer: the assertion's aud claim (default: None)
+    sasl_oauthbearer_assertion_claim_aud: str | None
+    #: OIDC jwt-bearer: the assertion's iss claim (default: None)
+    sasl_oauthbearer_assertion_claim_iss: str | None
+    #: OIDC jwt-bearer: the assertion's sub claim (default: None)
+    sasl_oauthbearer_assertion_claim_sub: str | None
+    #: OIDC jwt-bearer: the assertion's exp, seconds after now (default: 300)
+    sasl_oauthbearer_assertion_claim_exp_seconds: int
+    #: OIDC jwt-bearer: the assertion's nbf, seconds before now (default: 60)
+    sasl_oauthbearer_assertion_claim_nbf_seconds: int
+    #: OIDC jwt-bearer: give the assertion a random jti claim (default: False)
+    sasl_oauthbearer_assertion_claim_jti_include: bool
+    #: OIDC: CA bundle (PEM) verifying an https:// token endpoint; None: the system's CAs (default:
+    #: None)
+    https_ca_location: str | None
+    #: OIDC: deadline of connecting to the token endpoint (default: 10000)
+    sasl_login_connect_timeout_ms: int
+    #: OIDC: deadline of each read of the token endpoint's answer (default: 10000)
+    sasl_login_read_timeout_ms: int
+    #: OIDC: first wait before asking the token endpoint again (doubles per attempt) (default: 100)
+    sasl_login_retry_backoff_ms: int
+    #: OIDC: longest wait between attempts, and how long retries go on (default: 10000)
+    sasl_login_retry_backoff_max_ms: int
     #: AWS_MSK_IAM: the cluster's AWS region; None: read from the broker host name
     #: (...kafka.<region>.amazonaws.com), else the configured one (AWS_REGION, profile) (default:
     #: None)
@@ -155,6 +212,30 @@ class ClientFields:
     sasl_kerberos_principal: str | None = None
     sasl_kerberos_keytab: str | None = None
     sasl_kerberos_ticket_cache: str | None = None
+    sasl_oauthbearer_method: OAuthBearerMethod = "default"
+    sasl_oauthbearer_token_endpoint_url: str | None = None
+    sasl_oauthbearer_grant_type: OAuthBearerGrantType = "client_credentials"
+    sasl_oauthbearer_client_id: str | None = None
+    sasl_oauthbearer_client_secret: str | None = field(default=None, repr=False)
+    sasl_oauthbearer_scope: str | None = None
+    sasl_oauthbearer_extensions: tuple[tuple[str, str], ...] | None = None
+    sasl_oauthbearer_header_urlencode: bool = False
+    sasl_oauthbearer_assertion_algorithm: OAuthBearerAssertionAlgorithm = "RS256"
+    sasl_oauthbearer_assertion_private_key_file: str | None = None
+    sasl_oauthbearer_assertion_private_key_pem: str | None = field(default=None, repr=False)
+    sasl_oauthbearer_assertion_private_key_passphrase: str | None = field(default=None, repr=False)
+    sasl_oauthbearer_assertion_file: str | None = None
+    sasl_oauthbearer_assertion_claim_aud: str | None = None
+    sasl_oauthbearer_assertion_claim_iss: str | None = None
+    sasl_oauthbearer_assertion_claim_sub: str | None = None
+    sasl_oauthbearer_assertion_claim_exp_seconds: int = 300
+    sasl_oauthbearer_assertion_claim_nbf_seconds: int = 60
+    sasl_oauthbearer_assertion_claim_jti_include: bool = False
+    https_ca_location: str | None = None
+    sasl_login_connect_timeout_ms: int = 10000
+    sasl_login_read_timeout_ms: int = 10000
+    sasl_login_retry_backoff_ms: int = 100
+    sasl_login_retry_backoff_max_ms: int = 10000
     sasl_aws_region: str | None = None
     sasl_aws_profile: str | None = None
     sasl_aws_role_arn: str | None = None
