@@ -161,10 +161,21 @@ def _check(api: str, code: int) -> None:
 
 
 def create_request(
-    renewers: Sequence[str] | None, max_lifetime_ms: int, owner: str | None
+    renewers: Sequence[str] | None, max_lifetime_ms: int, owner: str | None, version: int = 3
 ) -> CreateDelegationTokenRequest:
-    """The CreateDelegationToken body."""
-    owner_type, owner_name = split_principal(owner, "owner") if owner is not None else (None, None)
+    """The CreateDelegationToken body at ``version``.
+
+    No owner is null from v3 on (the requester owns the token); below v3 the owner fields do
+    not exist, so they keep their default, which is all an encoder accepts there.
+    """
+    owner_type: str | None
+    owner_name: str | None
+    if owner is not None:
+        owner_type, owner_name = split_principal(owner, "owner")
+    elif version >= 3:
+        owner_type = owner_name = None
+    else:
+        owner_type = owner_name = ""
     return CreateDelegationTokenRequest(
         owner_principal_type=owner_type,
         owner_principal_name=owner_name,
@@ -249,7 +260,7 @@ async def create_delegation_token(
     owner: str | None,
     timeout_ms: int | None,
 ) -> DelegationToken:
-    body = create_request(renewers, max_lifetime_ms, owner)
+    body = create_request(renewers, max_lifetime_ms, owner)  # checks the arguments
     asked = [(r.principal_type, r.principal_name) for r in body.renewers]
     deadline = router.deadline(timeout_ms)
     # An owner other than the requester needs v3 (Kafka 3.3, KIP-373); older brokers would
@@ -258,7 +269,11 @@ async def create_delegation_token(
 
     async def call() -> tuple[int, CreateDelegationTokenResponse]:
         return await router.send(
-            None, apis.CREATE_DELEGATION_TOKEN, lambda v: body, deadline, min_version=min_version
+            None,
+            apis.CREATE_DELEGATION_TOKEN,
+            lambda v: create_request(renewers, max_lifetime_ms, owner, v),
+            deadline,
+            min_version=min_version,
         )
 
     version, resp = await router.with_retries(deadline, call)

@@ -25,6 +25,9 @@ import anyio
 import pytest
 
 from kafka_async.admin import AdminClient, DelegationToken
+from kafka_async.admin import delegation_tokens as dt
+from kafka_async.cluster.client import ClusterClient
+from kafka_async.cluster.routing import send_request
 from kafka_async.consumer import Consumer
 from kafka_async.errors import (
     ConfigError,
@@ -34,7 +37,11 @@ from kafka_async.errors import (
     SaslAuthenticationFailedError,
 )
 from kafka_async.net import sasl
+from kafka_async.net.config import ClientConfig
 from kafka_async.producer import Producer
+from kafka_async.protocol import apis
+from kafka_async.protocol.apis.expire_delegation_token import ExpireDelegationTokenRequest
+from kafka_async.protocol.apis.renew_delegation_token import RenewDelegationTokenRequest
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.apache import SASL_USERS, ApacheKafka
 from kafka_async.testing.plugin import KafkaService
@@ -262,6 +269,64 @@ async def test_a_token_for_another_owner_names_its_requester(kafka: ApacheKafka)
         finally:
             async with AdminClient(**user_settings(kafka, "bob")) as bob:
                 await bob.expire_delegation_token(token.hmac)
+
+
+async def test_every_version_decodes_against_the_broker(kafka: ApacheKafka) -> None:
+    """Create and describe at each version Kafka 4.x serves (v1 has no requester fields, v2
+    is the first flexible one); each response decodes to the same token."""
+    async with ClusterClient(ClientConfig(**user_settings(kafka))) as cluster:
+        node = await cluster.any_node()
+        tokens: list[DelegationToken] = []
+        for version in (1, 2, 3):
+            body = dt.create_request(["User:bob"], 600_000, None, version)
+            got, resp = await send_request(
+                cluster,
+                node,
+                apis.CREATE_DELEGATION_TOKEN,
+                body,
+                min_version=version,
+                max_version=version,
+            )
+            assert got == version
+            tokens.append(dt.create_result(resp, version, [("User", "bob")]))
+        for version in (1, 2, 3):
+
+            async def described(version: int = version) -> list[DelegationToken]:
+                got, resp = await send_request(
+                    cluster,
+                    node,
+                    apis.DESCRIBE_DELEGATION_TOKEN,
+                    dt.describe_request(["User:alice"]),
+                    min_version=version,
+                    max_version=version,
+                )
+                assert got == version
+                seen = {t.token_id: t for t in dt.describe_results(resp, version)}
+                assert all(t.token_id in seen for t in tokens)
+                return [seen[t.token_id] for t in tokens]
+
+            assert await eventually(described) == tokens
+        for version, token in zip((1, 2), tokens, strict=False):
+            got, expired = await send_request(
+                cluster,
+                node,
+                apis.EXPIRE_DELEGATION_TOKEN,
+                ExpireDelegationTokenRequest(hmac=token.hmac, expiry_time_period_ms=-1),
+                min_version=version,
+                max_version=version,
+            )
+            assert (got, expired.error_code) == (version, 0)
+        got, renewed = await send_request(
+            cluster,
+            node,
+            apis.RENEW_DELEGATION_TOKEN,
+            RenewDelegationTokenRequest(hmac=tokens[2].hmac, renew_period_ms=60_000),
+            min_version=1,
+            max_version=1,
+        )
+        assert (got, renewed.error_code) == (1, 0)
+    async with AdminClient(**user_settings(kafka)) as admin:
+        await admin.expire_delegation_token(tokens[2].hmac)
 
 
 async def test_plaintext_connection_may_not_ask_for_tokens(kafka: ApacheKafka) -> None:
