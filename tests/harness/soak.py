@@ -210,9 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tests/reliability",
             "tests/cluster_apache",
             "tests/docs/test_guide_fastapi_shutdown.py",
+            "tests/security/test_sasl_gssapi.py",
         ],
         help="where the scenarios are (default: the reliability and three-node cluster "
-        "suites, and the FastAPI guide's stop test with its naive control)",
+        "suites, the FastAPI guide's stop test with its naive control, and Kerberos renewals)",
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)

@@ -52,6 +52,7 @@ from kafka_async.testing.plugin import skip_or_fail
 from kafka_async.testing.topics import create_topic
 from tests.harness.java_peers import JavaProcess, VerifiableProducer
 from tests.harness.kdc import KdcUnavailableError, MitKdc
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -299,6 +300,55 @@ async def test_expired_tickets_renewed_from_keytab_across_reauthentications(env:
                 for records in (await consumer.getmany(timeout_ms=300)).values():
                     got.extend(r.value for r in records if r.value is not None)
     assert got == [f"r{i}".encode() for i in range(sent)]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_soak_a_minute_of_renewals_and_reauthentications(env: Env) -> None:
+    """``make soak``: a producer and a consumer as ``renewer`` (3 s tickets) on the 3 s
+    re-authentication listener for a minute: about twenty renewals from the keytab and as
+    many re-authentications per connection; nothing lost or duplicated."""
+    settings = env.settings("renewer", listener="KERBEROS_REAUTH")
+    topic = env.topic()
+    first = env.kdc.issued("renewer")
+    run_for = 60.0
+    sent: list[bytes] = []
+    got: list[bytes] = []
+    consumer: Consumer[bytes, bytes]
+    async with (
+        Producer(**settings, linger_ms=5) as producer,
+        Consumer(**settings, auto_offset_reset="earliest", fetch_max_wait_ms=200) as consumer,
+    ):
+        consumer.assign([TopicPartition(topic, 0)])
+
+        produced = anyio.Event()
+
+        async def produce() -> None:
+            end = time.monotonic() + run_for
+            while time.monotonic() < end:
+                value = f"s{len(sent)}".encode()
+                await producer.send(topic, value=value)
+                sent.append(value)
+                await anyio.sleep(0.05)
+            produced.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(produce)
+            with anyio.fail_after(run_for + 60):
+                while not produced.is_set() or len(got) < len(sent):
+                    for records in (await consumer.getmany(timeout_ms=300)).values():
+                        got.extend(r.value for r in records if r.value is not None)
+    renewals = env.kdc.issued("renewer") - first
+    record_result(
+        "gssapi: 3 s tickets renewed across 3 s re-authentications (60 s)",
+        records=len(sent),
+        lost=len(set(sent) - set(got)),
+        duplicated=len(got) - len(set(got)),
+        ok=got == sent and renewals >= 10,
+        evidence=f"{renewals} tickets from the keytab",
+    )
+    assert got == sent
+    assert renewals >= 10
 
 
 # --------------------------------------------------------------------------------------------
