@@ -21,7 +21,8 @@
   ``iat``/``exp`` (an identity provider whose clock is wrong issues already-expired tokens
   while ``expires_in`` still says :attr:`lifetime`).
 
-Errors are RFC 6749 section 5.2 JSON documents (``invalid_client``, ``invalid_grant``,
+With ``tls`` (a server ``SSLContext``) it serves HTTPS. Errors are RFC 6749 section 5.2 JSON
+documents (``invalid_client``, ``invalid_grant``,
 ``unsupported_grant_type``, ``invalid_request``); :meth:`fail_next` makes the next requests
 fail with a status (503 for retry tests). :attr:`requests` counts requests per path, and
 :attr:`issued` lists the claims of every token issued.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -101,11 +103,13 @@ class IdentityProvider:
         lifetime: float = 3600.0,
         issuer: str | None = None,
         basic_urlencoded: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.audience = audience
         self.lifetime = lifetime
         self.clock_offset = 0.0
         self.basic_urlencoded = basic_urlencoded
+        self._tls = tls
         self._issuer = issuer
         self._clients: dict[str, str] = {}
         self._assertion_keys: dict[str, Any] = {}
@@ -158,7 +162,8 @@ class IdentityProvider:
     def base_url(self) -> str:
         assert self._server is not None, "not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://{host!s}:{port}"
 
     @property
     def token_url(self) -> str:
@@ -214,6 +219,8 @@ class IdentityProvider:
                 self.wfile.write(data)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self._tls is not None:
+            self._server.socket = self._tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="test-idp", daemon=True

@@ -13,6 +13,7 @@ the same IdP and broker: its VerifiableProducer writes records our OIDC consumer
 from __future__ import annotations
 
 import pickle
+import ssl
 import sys
 import time
 import uuid
@@ -486,6 +487,46 @@ async def test_unreachable_token_endpoint_is_a_typed_error() -> None:
         await provider.token()
     assert info.value.status is None
     assert SECRET not in str(info.value)
+
+
+async def test_https_endpoint_verified_with_https_ca_location(tmp_path: Path) -> None:
+    """An https:// token endpoint: trusted through https_ca_location; without it (the
+    system's CAs) the certificate is refused at once, typed, not retried."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    with IdentityProvider(tls=server) as idp:
+        idp.add_client(CLIENT_ID, SECRET)
+        assert idp.token_url.startswith("https://127.0.0.1:")
+        trusted = ClientCredentialsTokenProvider(
+            idp.token_url, CLIENT_ID, SECRET, ca_file=str(ca_file)
+        )
+        assert decode_jwt(await trusted.token())[1]["sub"] == CLIENT_ID
+        untrusted = ClientCredentialsTokenProvider(idp.token_url, CLIENT_ID, SECRET)
+        start = time.monotonic()
+        with pytest.raises(TokenEndpointError, match="https_ca_location"):
+            await untrusted.token()
+        assert time.monotonic() - start < PROMPT
+        assert untrusted.requests == 1
+
+
+async def test_header_urlencode_for_secrets_with_special_characters() -> None:
+    """RFC 6749 2.3.1: id and secret form-urlencoded inside the Basic header, for an IdP
+    that decodes them; without sasl_oauthbearer_header_urlencode such a secret is refused."""
+    secret = "p@ss:w%rd+&=/"
+    with IdentityProvider(basic_urlencoded=True) as idp:
+        idp.add_client("app id", secret)
+        encoded = ClientCredentialsTokenProvider(
+            idp.token_url, "app id", secret, header_urlencode=True
+        )
+        assert decode_jwt(await encoded.token())[1]["sub"] == "app id"
+        raw = ClientCredentialsTokenProvider(idp.token_url, "app id", secret)
+        with pytest.raises(TokenEndpointError, match="invalid_client") as info:
+            await raw.token()
+        assert secret not in str(info.value)
 
 
 def test_missing_settings_are_config_errors_naming_them() -> None:
