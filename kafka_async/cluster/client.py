@@ -351,10 +351,16 @@ class ClusterClient:
                 if code == REBOOTSTRAP_REQUIRED and recovery.rebootstrap_required():
                     log.info("broker %s answered Metadata with REBOOTSTRAP_REQUIRED", node)
                     continue
-                if not code:
+                if not code and response.brokers:
                     return response, topics
-                # A top-level error (v13+): this server gave no metadata; try another.
-                last_error = error_for_code(code, None)
+                # A top-level error (v13+), or no broker listed (a broker shutting down or
+                # not yet registered answers so; the Java client ignores such an answer
+                # too): this server gave no metadata; try another.
+                last_error = (
+                    error_for_code(code, None)
+                    if code
+                    else KafkaConnectionError(f"node {node} answered Metadata without brokers")
+                )
                 log.info("metadata request to node %s failed: %s", node, last_error)
                 if node is not None:
                     failed.add(node)
@@ -379,7 +385,8 @@ class ClusterClient:
         next Metadata requests go to the bootstrap servers, see ``recovery.py``)."""
         servers = ",".join(f"{h}:{p}" for h, p in self.config.addresses)
         log.warning(
-            "rebootstrapping from bootstrap servers %s (%s; rebootstrap #%d)",
+            "client %s: rebootstrapping from bootstrap servers %s (%s; rebootstrap #%d)",
+            self.config.client_id,
             servers,
             reason,
             self._recovery.rebootstraps,
@@ -408,7 +415,8 @@ class ClusterClient:
         self._metadata = self._metadata.merge(response, requested)
         if self._recovery.answered():
             log.warning(
-                "rebootstrap done: cluster %s, brokers %s",
+                "client %s: rebootstrap done: cluster %s, brokers %s",
+                self.config.client_id,
                 self._metadata.cluster_id,
                 ", ".join(
                     f"{b.node_id}@{b.host}:{b.port}" for b in self._metadata.brokers.values()

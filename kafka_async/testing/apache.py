@@ -27,9 +27,11 @@ for each cluster (``trustme``).
 Life cycle: ``start()`` formats storage (first start only) and waits for "Kafka Server started"
 on every node; ``stop()`` stops every node (SIGTERM, then SIGKILL after ``stop_timeout``) and
 removes the data; ``kill_node(id)`` SIGKILLs one node, ``stop_node(id)`` stops it gracefully,
-``start_node(id)`` / ``restart_node(id, kill=...)`` bring it back on the same ports and data.
-Every method has an ``a``-prefixed async twin. ``leader_of`` and ``coordinator_of`` tell which
-node leads a partition or coordinates a group.
+``start_node(id)`` / ``restart_node(id, kill=...)`` bring it back on the same ports and data;
+``move_nodes()`` restarts every node on its data but on new client ports (a cluster replaced
+behind its bootstrap address), ``pause_node(id)`` / ``resume_node(id)`` freeze and thaw one
+(SIGSTOP/SIGCONT). Most methods have an ``a``-prefixed async twin. ``leader_of`` and
+``coordinator_of`` tell which node leads a partition or coordinates a group.
 
 Settings from the environment: ``KAFKA_ASYNC_APACHE_VERSION`` (default
 :data:`DEFAULT_VERSION`), ``KAFKA_ASYNC_CACHE`` (default ``$XDG_CACHE_HOME/kafka-async`` or
@@ -47,6 +49,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -1130,6 +1133,51 @@ class ApacheKafka:
         else:
             await self.astop_node(node_id)
         await self.astart_node(node_id)
+
+    def pause_node(self, node_id: int) -> None:
+        """Freeze one node (SIGSTOP): its sockets stay open and connects still complete
+        (the kernel's backlog), but nothing answers, as with a hung or partitioned host.
+        :meth:`resume_node` thaws it; stopping a frozen node waits for ``stop_timeout``."""
+        node = self._node(node_id)
+        if node.proc is not None:
+            _procs.send_signal(node.proc, signal.SIGSTOP)
+
+    def resume_node(self, node_id: int) -> None:
+        """Thaw a node frozen by :meth:`pause_node` (SIGCONT)."""
+        node = self._node(node_id)
+        if node.proc is not None:
+            _procs.send_signal(node.proc, signal.SIGCONT)
+
+    def _new_client_ports(self) -> None:
+        """Give every node free ports for its client listeners (CONTROLLER keeps its port:
+        the quorum's voters are named by address in every node's configuration)."""
+        taken = {p for n in self._nodes.values() for p in n.ports.values()}
+        for node in self._nodes.values():
+            for name in self.listeners:
+                port = _procs.free_port()
+                while port in taken:
+                    port = _procs.free_port()
+                taken.add(port)
+                node.ports[name] = port
+
+    def move_nodes(self) -> None:
+        """Replace every node by a new one on new addresses: stop them all (controlled
+        shutdown), then start each on its data with new client ports, listened on and
+        advertised, and wait until ready. A client that knew only the old addresses
+        finds the cluster again only through an address that survived (e.g. a
+        ``FaultProxy`` it bootstrapped from, pointed at a new port): a rebootstrap."""
+        for node_id in self.node_ids:
+            self.stop_node(node_id)
+        self._new_client_ports()
+        self.start()
+
+    async def amove_nodes(self) -> None:
+        """Async :meth:`move_nodes` (the nodes stop in parallel)."""
+        async with anyio.create_task_group() as tg:
+            for node_id in self.node_ids:
+                tg.start_soon(self.astop_node, node_id)
+        self._new_client_ports()
+        await self.astart()
 
     async def __aenter__(self) -> ApacheKafka:
         return await self.astart()
