@@ -40,10 +40,12 @@ from kafka_async.net import sasl
 from kafka_async.net.config import ClientConfig
 from kafka_async.producer import Producer
 from kafka_async.protocol import apis
+from kafka_async.protocol.apis import METADATA
 from kafka_async.protocol.apis.expire_delegation_token import ExpireDelegationTokenRequest
+from kafka_async.protocol.apis.metadata import MetadataRequest
 from kafka_async.protocol.apis.renew_delegation_token import RenewDelegationTokenRequest
 from kafka_async.structs import TopicPartition
-from kafka_async.testing.apache import SASL_USERS, ApacheKafka
+from kafka_async.testing.apache import REAUTH_MS, SASL_USERS, ApacheKafka
 from kafka_async.testing.plugin import KafkaService
 from tests.cli.test_cli_e2e import ok, one_line_error, run
 
@@ -225,6 +227,36 @@ async def test_token_create_describe_login_renew_expire(
     assert "SCRAM-SHA-256" in str(err)
     assert "delegation token login" in str(err)
     assert token.hmac_base64() not in str(err)
+
+
+async def test_a_token_session_reauthenticates_with_the_token(kafka: ApacheKafka) -> None:
+    """On the REAUTH listener (sessions of REAUTH_MS) a token login re-authenticates on the
+    same socket with the tokenauth extension again (KIP-368), and the connection stays up."""
+    async with AdminClient(**user_settings(kafka)) as admin:
+        token = await admin.create_delegation_token()
+    try:
+        settings = token_settings(kafka, token)
+        settings["bootstrap_servers"] = kafka.bootstrap("REAUTH")
+
+        async def logs_in() -> None:
+            async with AdminClient(**settings) as as_token:
+                await as_token.list_topics()
+
+        await eventually(logs_in)  # the broker has the token now
+        async with ClusterClient(ClientConfig(**settings)) as client:
+            await client.refresh_metadata([])
+            node = next(iter(client.metadata.brokers))
+            end = time.monotonic() + 1.3 * REAUTH_MS / 1000
+            while time.monotonic() < end:
+                await client.request(node, METADATA, MetadataRequest(topics=[]), version=1)
+                await anyio.sleep(0.05)
+            stats = client.statistics()["pool"]["connections"]
+        busiest = max(stats.values(), key=lambda s: int(s["requests_sent"]))
+        assert busiest["state"] == "ready", busiest.get("close_reason")
+        assert busiest["reauthentications"] >= 1, busiest
+    finally:
+        async with AdminClient(**user_settings(kafka)) as admin:
+            await admin.expire_delegation_token(token.hmac)
 
 
 async def test_a_stranger_may_not_renew_and_a_wrong_hmac_does_not_log_in(
