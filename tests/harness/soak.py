@@ -211,9 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tests/cluster_apache",
             "tests/docs/test_guide_fastapi_shutdown.py",
             "tests/security/test_sasl_gssapi.py",
+            "tests/security/test_sasl_oidc.py",
         ],
         help="where the scenarios are (default: the reliability and three-node cluster "
-        "suites, the FastAPI guide's stop test with its naive control, and Kerberos renewals)",
+        "suites, the FastAPI guide's stop test with its naive control, Kerberos renewals and "
+        "OIDC token refreshes)",
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)

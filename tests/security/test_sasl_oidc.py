@@ -52,6 +52,7 @@ from kafka_async.testing.plugin import skip_or_fail
 from kafka_async.testing.topics import create_topic
 from tests.harness.idp import IdentityProvider, decode_jwt, sign_jwt
 from tests.harness.java_peers import VerifiableProducer
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -354,14 +355,16 @@ async def test_expired_token_is_refused(env: Env) -> None:
 
 
 async def test_tokens_signed_with_a_rotated_key_are_accepted(env: Env) -> None:
+    """The IdP rotates its signing key (new kid, old key dropped from the JWKS): a new token,
+    signed with the new key, is accepted once the broker has the new key (on its 1 s
+    refresh or on the unknown kid); a token signed with the dropped key is then refused."""
     async with ClusterClient(ClientConfig(**env.settings())) as client:
         await client.refresh_metadata([])
+    old_token = env.idp.issue(CLIENT_ID)
     old_kid = env.idp.kid
+    jwks_fetches = env.idp.requests["/jwks"]
     new_kid = env.idp.rotate()
     assert new_kid != old_kid
-    # A new client (new settings, so a new token, signed with the new key) logs in once the
-    # broker has the new key: on its 1 s refresh or on the unknown kid. The old key is gone
-    # from the JWKS.
     with anyio.fail_after(30):
         while True:
             try:
@@ -370,8 +373,23 @@ async def test_tokens_signed_with_a_rotated_key_are_accepted(env: Env) -> None:
                 break
             except SaslAuthenticationFailedError:
                 await anyio.sleep(0.5)
-    assert env.idp.jwks()["keys"][0]["kid"] == new_kid
-    assert len(env.idp.jwks()["keys"]) == 1
+    assert decode_jwt(env.idp.issue(CLIENT_ID))[0]["kid"] == new_kid
+    assert [k["kid"] for k in env.idp.jwks()["keys"]] == [new_kid]
+    assert env.idp.requests["/jwks"] > jwks_fetches
+    # The old key is gone from the broker's set too (within its 1 s refresh).
+    refusal: SaslAuthenticationFailedError | None = None
+    with anyio.fail_after(30):
+        while refusal is None:
+            try:
+                async with ClusterClient(
+                    ClientConfig(**static_token_settings(env, old_token))
+                ) as client:
+                    await client.refresh_metadata([])
+            except SaslAuthenticationFailedError as exc:
+                refusal = exc
+            else:
+                await anyio.sleep(0.5)
+    assert "invalid_token" in str(refusal)
 
 
 async def test_connection_reauthenticates_with_a_fresh_token(env: Env) -> None:
@@ -397,6 +415,58 @@ async def test_connection_reauthenticates_with_a_fresh_token(env: Env) -> None:
     assert max(s["reauthentications"] for s in used) >= 2, stats
     # Each re-authentication came with a token fetched for it.
     assert env.idp.requests["/token"] - first >= 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_soak_a_minute_of_short_tokens(env: Env) -> None:
+    """``make soak``: a producer and a consumer with 5 s tokens for a minute: each
+    connection re-authenticates about fifteen times, each time with a token fetched for it
+    (one provider for both clients); nothing lost or duplicated."""
+    env.idp.lifetime = 5
+    try:
+        settings = env.settings()
+        topic = env.topic()
+        first = env.idp.requests["/token"]
+        run_for = 60.0
+        sent: list[bytes] = []
+        got: list[bytes] = []
+        consumer: Consumer[bytes, bytes]
+        async with (
+            Producer(**settings, linger_ms=5) as producer,
+            Consumer(**settings, auto_offset_reset="earliest", fetch_max_wait_ms=200) as consumer,
+        ):
+            consumer.assign([TopicPartition(topic, 0)])
+            produced = anyio.Event()
+
+            async def produce() -> None:
+                end = time.monotonic() + run_for
+                while time.monotonic() < end:
+                    value = f"s{len(sent)}".encode()
+                    await producer.send(topic, value=value)
+                    sent.append(value)
+                    await anyio.sleep(0.05)
+                produced.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(produce)
+                with anyio.fail_after(run_for + 60):
+                    while not produced.is_set() or len(got) < len(sent):
+                        for records in (await consumer.getmany(timeout_ms=300)).values():
+                            got.extend(r.value for r in records if r.value is not None)
+    finally:
+        env.idp.lifetime = 3600
+    tokens = env.idp.requests["/token"] - first
+    record_result(
+        "oidc: 5 s tokens, re-authentication with fresh tokens (60 s)",
+        records=len(sent),
+        lost=len(set(sent) - set(got)),
+        duplicated=len(got) - len(set(got)),
+        ok=got == sent and tokens >= 10,
+        evidence=f"{tokens} tokens from the IdP",
+    )
+    assert got == sent
+    assert tokens >= 10
 
 
 # --------------------------------------------------------------------------------------------
