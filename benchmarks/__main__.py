@@ -16,7 +16,15 @@ import platform
 import sys
 import time
 
-SUITES = ("records", "producer", "consumer", "spark", "rebalance", "aiokafka_compat")
+SUITES = (
+    "records",
+    "producer",
+    "consumer",
+    "spark",
+    "rebalance",
+    "aiokafka_compat",
+    "schema_registry",
+)
 
 
 def _machine() -> str:

@@ -128,7 +128,9 @@ class RegistrySerializer(ABC, Generic[P]):
             schema = await self._register_references(self._schema)
             if self._auto_register:
                 schema_id = await self._client.register(subject, schema, normalize=self._normalize)
-                reg = RegisteredSchema(schema_id, subject, 0, schema)
+                # The register answer has the id only; the lookup adds the version.
+                found = await self._client.lookup(subject, schema, normalize=self._normalize)
+                reg = RegisteredSchema(schema_id, subject, found.version, schema)
             else:
                 try:
                     reg = await self._client.lookup(subject, schema, normalize=self._normalize)

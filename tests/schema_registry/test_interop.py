@@ -159,7 +159,7 @@ async def test_avro_both_ways_with_evolution(
     # Ours writes v1; confluent-kafka reads it.
     ours_v1 = AvroSerializer(sr, json.dumps(USER_V1), topic=topic)
     reg = await ours_v1.prepare()
-    assert reg.subject == f"{topic}-value"
+    assert (reg.subject, reg.version) == (f"{topic}-value", 1)
     await our_write(kafka_broker, topic, ours_v1, [{"name": "a", "score": 1}, None])
     msgs = confluent_read(kafka_broker, topic, 2)
     c_deser = CAvroDeserializer(peer)
