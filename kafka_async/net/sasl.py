@@ -118,6 +118,11 @@ def validate_config(config: ClientConfig) -> None:
     validate = _VALIDATORS.get(config.sasl_mechanism)
     if validate is not None:
         validate(config)
+    if config.sasl_scram_token_auth and not config.sasl_mechanism.startswith("SCRAM-"):
+        raise ConfigError(
+            "sasl_scram_token_auth=True needs sasl_mechanism SCRAM-SHA-256 or SCRAM-SHA-512 "
+            f"(delegation tokens log in with SCRAM), got {config.sasl_mechanism}"
+        )
 
 
 def _needs_password(config: ClientConfig) -> None:

@@ -153,6 +153,17 @@ def test_token_login_client_first_carries_the_tokenauth_extension() -> None:
     assert "token_auth" in repr(token)
 
 
+def test_token_auth_with_a_mechanism_other_than_scram_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="sasl_scram_token_auth=True needs sasl_mechanism SCRAM"):
+        ClientConfig(
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username="tok",
+            sasl_plain_password="pw",
+            sasl_scram_token_auth=True,
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # The life of a token
 # --------------------------------------------------------------------------------------------
