@@ -539,13 +539,14 @@ class _Node:
     starts: int = 0
     formatted: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    host: str = "127.0.0.1"
 
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def address(self, listener: str = "PLAINTEXT") -> str:
-        return f"127.0.0.1:{self.ports[listener]}"
+        return f"{self.host}:{self.ports[listener]}"
 
 
 class ApacheKafka:
@@ -581,6 +582,11 @@ class ApacheKafka:
             with ``bootstrap("KERBEROS")``.
         jvm_options: more JVM options for every node, e.g.
             ``["-Djava.security.krb5.conf=/tmp/krb5.conf"]``.
+        node_hosts: the address each node binds and advertises, per node id (default
+            127.0.0.1), e.g. an address of a network namespace's interface.
+        node_prefix: a command each node's JVM is started through, per node id, e.g.
+            ``{1: ["ip", "netns", "exec", "ns1"]}`` (it must exec the JVM: signals go to
+            its pid).
     """
 
     kind = "apache"
@@ -602,6 +608,8 @@ class ApacheKafka:
         controllers: int | None = None,
         extra_listeners: Mapping[str, str] | None = None,
         jvm_options: Sequence[str] = (),
+        node_hosts: Mapping[int, str] | None = None,
+        node_prefix: Mapping[int, Sequence[str]] | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {nodes}")
@@ -627,6 +635,8 @@ class ApacheKafka:
         self._first_port = port
         self.extra_listeners = {k.upper(): v for k, v in (extra_listeners or {}).items()}
         self.jvm_options = list(jvm_options)
+        self.node_hosts = dict(node_hosts or {})
+        self.node_prefix = {k: list(v) for k, v in (node_prefix or {}).items()}
 
     # -- properties ------------------------------------------------------------------------
 
@@ -723,11 +733,12 @@ class ApacheKafka:
             folder = self._workdir / f"node-{node_id}"
             folder.mkdir(parents=True)
             log_path = _procs.log_dir() / f"apache-kafka-{self._tag}-node{node_id}.log"
-            self._nodes[node_id] = _Node(node_id, folder, ports, log_path)
+            host = self.node_hosts.get(node_id, "127.0.0.1")
+            self._nodes[node_id] = _Node(node_id, folder, ports, log_path, host=host)
 
     def _voters(self) -> str:
         return ",".join(
-            f"{n.node_id}@127.0.0.1:{n.ports['CONTROLLER']}"
+            f"{n.node_id}@{n.host}:{n.ports['CONTROLLER']}"
             for n in self._nodes.values()
             if n.node_id <= self._controllers
         )
@@ -746,9 +757,9 @@ class ApacheKafka:
             "controller.quorum.voters": self._voters(),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listeners": ",".join(f"{n}://127.0.0.1:{node.ports[n]}" for n in bound),
+            "listeners": ",".join(f"{n}://{node.host}:{node.ports[n]}" for n in bound),
             "advertised.listeners": ",".join(
-                f"{n}://127.0.0.1:{node.ports[n]}" for n in self.listeners
+                f"{n}://{node.host}:{node.ports[n]}" for n in self.listeners
             ),
             "listener.security.protocol.map": ",".join(f"{n}:{p}" for n, p in listeners.items()),
             "log.dirs": str(node.folder / "data"),
@@ -908,6 +919,7 @@ class ApacheKafka:
         node.log.flush()
         node.log_mark = node.log.tell()
         argv = self.distribution.java_command("kafka.Kafka", str(config), jvm=self._jvm(node))
+        argv = [*self.node_prefix.get(node.node_id, ()), *argv]
         node.proc = _procs.spawn(argv, log=node.log, env=os.environ)
 
     def _check_ready(self, node: _Node) -> bool:
