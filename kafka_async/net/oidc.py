@@ -753,7 +753,9 @@ class _OidcTokenProvider(RefreshingTokenProvider):
         while True:
             self.requests += 1
             try:
-                return await anyio.to_thread.run_sync(self._attempt)
+                # Abandoned on cancellation: a closing client does not wait out the HTTP
+                # timeouts; the thread finishes on its own and its answer is dropped.
+                return await anyio.to_thread.run_sync(self._attempt, abandon_on_cancel=True)
             except _Retry as retry:
                 elapsed = time.monotonic() - start
                 if elapsed + backoff > self._retry_backoff_max:

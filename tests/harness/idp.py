@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import json
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
@@ -81,6 +82,17 @@ def decode_jwt(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return json.loads(_unb64url(header)), json.loads(_unb64url(payload))
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (a read timeout, a cancelled fetch, a refused certificate)
+        # leaves a broken pipe behind: expected here, not worth a traceback.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
 class _OAuthError(Exception):
     def __init__(self, status: int, error: str, description: str) -> None:
         super().__init__(f"{error}: {description}")
@@ -108,6 +120,8 @@ class IdentityProvider:
         self.audience = audience
         self.lifetime = lifetime
         self.clock_offset = 0.0
+        #: Seconds the token endpoint waits before answering (a slow or hung IdP).
+        self.delay = 0.0
         self.basic_urlencoded = basic_urlencoded
         self._tls = tls
         self._issuer = issuer
@@ -218,10 +232,9 @@ class IdentityProvider:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         if self._tls is not None:
             self._server.socket = self._tls.wrap_socket(self._server.socket, server_side=True)
-        self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="test-idp", daemon=True
         )
@@ -269,6 +282,8 @@ class IdentityProvider:
     def token(self, authorization: str | None, form: dict[str, str]) -> dict[str, Any]:
         """The token endpoint's answer; raises ``_OAuthError`` for an error answer."""
         self.token_requests.append((authorization, form))
+        if self.delay:
+            time.sleep(self.delay)
         with self._lock:
             status = self._failures.pop(0) if self._failures else None
         if status is not None:

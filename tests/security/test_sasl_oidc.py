@@ -590,6 +590,27 @@ async def test_unreachable_token_endpoint_is_a_typed_error() -> None:
     assert SECRET not in str(info.value)
 
 
+async def test_slow_token_endpoint_read_timeout_and_cancellation() -> None:
+    """A token endpoint that does not answer: the read timeout ends each attempt (typed
+    error once the retry time is up), and cancelling a fetch returns at once instead of
+    waiting out the HTTP timeouts in the worker thread."""
+    with IdentityProvider() as idp:
+        idp.add_client(CLIENT_ID, SECRET)
+        idp.delay = 3.0
+        timing_out = ClientCredentialsTokenProvider(
+            idp.token_url, CLIENT_ID, SECRET, read_timeout=0.3, retry_backoff_max=0
+        )
+        with pytest.raises(TokenEndpointError, match="timed out") as info:
+            await timing_out.token()
+        assert info.value.status is None
+        patient = ClientCredentialsTokenProvider(idp.token_url, CLIENT_ID, SECRET)
+        start = time.monotonic()
+        with anyio.move_on_after(0.3) as scope:
+            await patient.token()
+        assert scope.cancelled_caught
+        assert time.monotonic() - start < 2.0
+
+
 async def test_https_endpoint_verified_with_https_ca_location(tmp_path: Path) -> None:
     """An https:// token endpoint: trusted through https_ca_location; without it (the
     system's CAs) the certificate is refused at once, typed, not retried."""
