@@ -679,6 +679,15 @@ def test_missing_settings_are_config_errors_naming_them() -> None:
         ),
         ({"sasl_oauthbearer_token_endpoint_url": "ftp://x/token"}, "http:// or https://"),
         ({"sasl_oauthbearer_extensions": "novalue"}, "sasl_oauthbearer_extensions"),
+        (
+            {
+                "sasl_oauthbearer_token_endpoint_url": url,
+                "sasl_oauthbearer_client_id": "a",
+                "sasl_oauthbearer_client_secret": "b",
+                "sasl_oauth_token_provider": StaticToken("t"),
+            },
+            "give either a token provider or sasl_oauthbearer_method='oidc'",
+        ),
     ]
     for extra, expected in cases:
         with pytest.raises(ConfigError, match=expected):
