@@ -12,6 +12,11 @@ flight when it already asks for the caller's topics; otherwise it waits for it a
 next. The refresh itself runs in the client's task group, so a caller that is cancelled does
 not cancel it for the others.
 
+Which broker a refresh asks: the known brokers (least loaded first); the bootstrap servers
+for the first refresh, and again when metadata recovery says so (KIP-899, KIP-1102: every
+known broker failing, REBOOTSTRAP_REQUIRED, ``metadata_recovery_rebootstrap_trigger_ms``
+without metadata; see ``recovery.py``). An answer listing no broker counts as a failure.
+
 Which topics a refresh asks for: the tracked set (topics named in ``refresh_metadata``,
 ``wait_for_topic``, ``add_topics`` or ``set_topics``), or all topics after
 ``set_topics(None)`` (pattern subscriptions). Metadata requests never create topics unless

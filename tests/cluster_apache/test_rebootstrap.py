@@ -11,7 +11,8 @@ replaced cluster would be. Every address the clients learnt from metadata is dea
   consumer delivers every record and its group commits at the end; both say in the log that
   they rebootstrapped. The control, a producer with ``metadata_recovery_strategy="none"``
   bootstrapped the same way, delivers nothing within the same window (it keeps asking the
-  dead addresses), so the test fails if recovery does not happen.
+  dead addresses), so the test fails if recovery does not happen. One node here; the
+  three-node variant is marked slow (``make soak`` runs it and records its figures).
 * The trigger (KIP-1102): the node is frozen (SIGSTOP), so connections open but nothing
   answers and no metadata round fails fast. A client with a short
   ``metadata_recovery_rebootstrap_trigger_ms`` rebootstraps; one with the default (5 min)
@@ -43,6 +44,7 @@ from kafka_async.testing.apache import ApacheKafka, KafkaPrerequisiteError
 from kafka_async.testing.plugin import skip_or_fail
 from kafka_async.testing.proxy import FaultProxy
 from tests.harness.ledger import Observed
+from tests.harness.soak import record_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, pytest.mark.timeout(300)]
 
@@ -82,6 +84,34 @@ def _rebootstrapped(caplog: pytest.LogCaptureFixture, client_id: str) -> int:
 async def test_nodes_move_behind_the_bootstrap_address(
     cluster: ApacheKafka, caplog: pytest.LogCaptureFixture
 ) -> None:
+    await _moved_scenario(cluster, caplog)
+
+
+@pytest.fixture(scope="module")
+def three_nodes() -> Iterator[ApacheKafka]:
+    """Three Apache Kafka nodes of our own, for the long variant (``make soak``)."""
+    kafka = ApacheKafka(nodes=3, heap="384m")
+    try:
+        kafka.start()
+    except KafkaPrerequisiteError as exc:
+        skip_or_fail(f"Apache Kafka cannot run here: {exc}")
+    try:
+        yield kafka
+    finally:
+        kafka.stop()
+
+
+@pytest.mark.slow
+async def test_three_nodes_move_behind_the_bootstrap_address(
+    three_nodes: ApacheKafka, caplog: pytest.LogCaptureFixture
+) -> None:
+    await _moved_scenario(three_nodes, caplog, record=True)
+
+
+async def _moved_scenario(
+    cluster: ApacheKafka, caplog: pytest.LogCaptureFixture, *, record: bool = False
+) -> None:
+    """Every node of ``cluster`` moves while our clients work through a proxy address."""
     caplog.set_level(logging.INFO, logger="kafka_async.cluster.client")
     topic = f"moved-{uuid.uuid4().hex[:8]}"
     await cluster.acreate_topic(topic, PARTITIONS)
@@ -157,6 +187,22 @@ async def test_nodes_move_behind_the_bootstrap_address(
                     stop_consuming.set()
             stats = producer._client.statistics() if producer._client is not None else {}
 
+    recovery = max(
+        min((t for t in run.ack_times.get(p, []) if t > moved), default=float("inf")) - moved
+        for p in range(PARTITIONS)
+    )
+    if record:
+        report = await check_ours(run, cluster.bootstrap_servers)
+        record_result(
+            f"every node of {len(cluster.node_ids)} moved to new ports behind the bootstrap "
+            "address (rebootstrap)",
+            records=report.present,
+            lost=report.lost,
+            duplicated=report.duplicated,
+            reordered=report.reordered,
+            max_recovery_s=round(recovery, 2),
+            ok=report.ok and control_outcome != "delivered" and not consumer_errors,
+        )
     # The control, with strategy "none", did not find the cluster again.
     assert control_outcome != "delivered", control_outcome
     assert _rebootstrapped(caplog, "moved-control") == 0
@@ -168,7 +214,7 @@ async def test_nodes_move_behind_the_bootstrap_address(
     assert stats["last_rebootstrap_reason"] == "every known broker failed to answer Metadata"
     # Nothing lost, duplicated or reordered; nothing failed.
     report = await check_ours(run, cluster.bootstrap_servers)
-    print(report.summary(), run.errors, stats)
+    print(report.summary(), run.errors, f"recovered {recovery:.2f} s after the move")
     assert report.ok, report.summary()
     assert run.ledger.counts().get("failed", 0) == 0, run.errors
     assert run.ledger.acked_count() > 0
