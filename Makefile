@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PY_DIRS := $(wildcard kafka_async tests examples tools benchmarks setup.py)
 
-.PHONY: test lint typecheck unit bench soak demo clean venv generate
+.PHONY: test lint typecheck unit bench soak chaos demo clean venv generate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,11 @@ bench: $(STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python -m tests.harness.soak
+
+# make chaos: network faults (partitions, loss, dead and slow links, kill/stop) on a 3-node
+# cluster in network namespaces (root; issue 29). ARGS="--faults 30 --seed 7" to vary.
+chaos: $(STAMP)
+	$(BIN)/python -m tests.harness.chaos $(ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-py3* .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
