@@ -201,6 +201,13 @@ class SchemaRegistryClient:
         if self._blocking is not None:
             self._blocking.close()
 
+    def close_blocking(self) -> None:
+        """Close the synchronous connections (those of the ``*_blocking`` methods) only; for
+        code that never enters the async client."""
+        if self._blocking is not None:
+            self._blocking.close()
+            self._blocking = None
+
     # ----------------------------------------------------------------------------------
     # Requests
     # ----------------------------------------------------------------------------------
@@ -272,8 +279,8 @@ class SchemaRegistryClient:
             await anyio.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
             backoff = min(backoff * 2, 2.0)
 
-    def _request_blocking(self, method: str, path: str, **named: Any) -> Any:
-        """:meth:`_request` on a synchronous httpx client (GET only; no body)."""
+    def _request_blocking(self, method: str, path: str, body: Any = None, **named: Any) -> Any:
+        """:meth:`_request` on a synchronous httpx client."""
         if self._blocking is None:
             self._blocking = httpx.Client(
                 auth=self._auth, verify=self._verify, headers=self._headers
@@ -307,7 +314,11 @@ class SchemaRegistryClient:
             base = self._urls[self._next_url % len(self._urls)]
             try:
                 resp = self._blocking.request(
-                    method, base + path, headers=headers, timeout=min(self._timeout_s, remaining)
+                    method,
+                    base + path,
+                    content=json.dumps(body).encode() if body is not None else None,
+                    headers=headers if body is None else {**headers, "Content-Type": _CONTENT_TYPE},
+                    timeout=min(self._timeout_s, remaining),
                 )
             except httpx.TransportError as exc:
                 _raise_if_tls_failure(exc, method, path, base, named)
@@ -336,10 +347,10 @@ class SchemaRegistryClient:
         self._by_id[schema_id] = schema
         return schema
 
-    def version_blocking(self, subject: str, version: int) -> RegisteredSchema:
-        """:meth:`version` of a numbered version for synchronous callers (a referenced schema
-        met by a deserializer); cached."""
-        cached = self._versions.get((subject, version))
+    def version_blocking(self, subject: str, version: int | str = "latest") -> RegisteredSchema:
+        """:meth:`version` for synchronous callers (a referenced schema met by a
+        deserializer, the Spark functions on the driver); numbered versions are cached."""
+        cached = self._versions.get((subject, version)) if isinstance(version, int) else None
         if cached is not None:
             return cached
         doc = self._request_blocking(
@@ -348,6 +359,19 @@ class SchemaRegistryClient:
         reg = RegisteredSchema.from_json(doc)
         self._remember(reg)
         return reg
+
+    def register_blocking(self, subject: str, schema: Schema) -> int:
+        """:meth:`register` for synchronous callers (the Spark functions on the driver)."""
+        cached = self._by_schema.get((subject, schema))
+        if cached is not None:
+            return cached
+        doc = self._request_blocking(
+            "POST", f"/subjects/{_q(subject)}/versions", schema.to_json(), subject=subject
+        )
+        schema_id = int(doc["id"])
+        self._by_schema[(subject, schema)] = schema_id
+        self._by_id.setdefault(schema_id, schema)
+        return schema_id
 
     # ----------------------------------------------------------------------------------
     # Schemas and subjects
