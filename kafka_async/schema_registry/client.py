@@ -172,8 +172,10 @@ class SchemaRegistryClient:
         self._next_url = 0
         #: Cache: schema id -> schema (ids are global and never reused).
         self._by_id: dict[int, Schema] = {}
-        #: Cache: (subject, schema) -> registered schema (register/lookup answers).
+        #: Cache: (subject, schema) -> schema id (register/lookup answers).
         self._by_schema: dict[tuple[str, Schema], int] = {}
+        #: Cache: (subject, schema) -> the subject's version of it (lookup answers).
+        self._lookups: dict[tuple[str, Schema], RegisteredSchema] = {}
         #: Cache: (subject, numbered version) -> registered schema.
         self._versions: dict[tuple[str, int], RegisteredSchema] = {}
 
@@ -449,6 +451,9 @@ class SchemaRegistryClient:
         """The subject's version equal to ``schema`` (``POST /subjects/S``); raises
         :class:`~kafka_async.schema_registry.errors.SchemaNotFoundError` (or
         ``SubjectNotFoundError``) when it has none. Cached."""
+        cached = self._lookups.get((subject, schema))
+        if cached is not None:
+            return cached
         q = "?normalize=true" if normalize else ""
         doc = await self._request(
             "POST", f"/subjects/{_q(subject)}{q}", schema.to_json(), subject=subject
@@ -456,6 +461,7 @@ class SchemaRegistryClient:
         reg = RegisteredSchema.from_json(doc)
         # The answer's schema text may be the registry's canonical form: cache under ours.
         self._by_schema[(subject, schema)] = reg.schema_id
+        self._lookups[(subject, schema)] = reg
         self._remember(reg)
         return reg
 
@@ -481,6 +487,7 @@ class SchemaRegistryClient:
         doc = await self._request("DELETE", f"/subjects/{_q(subject)}{q}", subject=subject)
         self._versions = {k: v for k, v in self._versions.items() if k[0] != subject}
         self._by_schema = {k: v for k, v in self._by_schema.items() if k[0] != subject}
+        self._lookups = {k: v for k, v in self._lookups.items() if k[0] != subject}
         return [int(v) for v in doc]
 
     # ----------------------------------------------------------------------------------

@@ -230,3 +230,24 @@ async def test_tls_with_a_private_ca(tmp_path: Path) -> None:
             # A failed certificate check is not retried until the deadline.
             assert not isinstance(info.value, RegistryUnavailableError)
             assert "certificate" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_cache_answers_what_never_changes_without_the_registry() -> None:
+    server = RegistryServer()
+    server.start()
+    try:
+        async with SchemaRegistryClient(server.url, deadline_s=0.5) as sr:
+            sid = await sr.register("c-value", Schema(V1))
+            found = await sr.lookup("c-value", Schema(V1))
+            assert (await sr.version("c-value", 1)).schema_id == sid
+            server.stop()  # from here on, only the cache can answer
+            assert await sr.register("c-value", Schema(V1)) == sid
+            assert await sr.lookup("c-value", Schema(V1)) == found
+            assert (await sr.schema_by_id(sid)).schema_str == V1
+            assert sr.schema_by_id_blocking(sid).schema_str == V1
+            assert (await sr.version("c-value", 1)).schema_id == sid
+            with pytest.raises(RegistryUnavailableError):
+                await sr.latest_version("c-value")  # "latest" moves: never cached
+    finally:
+        server.stop()
