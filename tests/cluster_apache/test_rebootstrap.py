@@ -18,9 +18,11 @@ replaced cluster would be. Every address the clients learnt from metadata is dea
   ``metadata_recovery_rebootstrap_trigger_ms`` rebootstraps; one with the default (5 min)
   does not (which is what every client did before the trigger existed).
 
-REBOOTSTRAP_REQUIRED is not tested against a broker here: Apache Kafka 4.1.1 never sends it
-(only its client classes name it); tests/cluster/test_cluster_recovery.py checks the
-decision. A cluster with another cluster id behind the bootstrap address is not tested live
+* REBOOTSTRAP_REQUIRED (KIP-1102): Apache Kafka 4.1.1 never sends it (only its client
+  classes name it), so the fault proxy sets it in one real Metadata v13 answer; the client
+  rebootstraps, one with strategy "none" asks the broker again.
+
+A cluster with another cluster id behind the bootstrap address is not tested live
 either (it needs a second cluster); see cluster/recovery.py for what the client does.
 """
 
@@ -30,6 +32,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -37,8 +40,10 @@ from cluster_support import OurRun, check_ours, our_producer
 
 from kafka_async import Consumer
 from kafka_async.cluster.client import ClusterClient
+from kafka_async.cluster.recovery import REBOOTSTRAP_REQUIRED
 from kafka_async.errors import KafkaError
 from kafka_async.net.config import ClientConfig
+from kafka_async.protocol.apis import METADATA
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.apache import ApacheKafka, KafkaPrerequisiteError
 from kafka_async.testing.plugin import skip_or_fail
@@ -231,7 +236,12 @@ def _tags(observed: list[Observed]) -> set[tuple[int, int]]:
     return {(t.partition, t.seq) for t in (parse_value(o.value) for o in observed) if t is not None}
 
 
-def _hang_client(bootstrap: str, client_id: str, trigger_ms: int = 300_000) -> ClusterClient:
+def _hang_client(
+    bootstrap: str,
+    client_id: str,
+    trigger_ms: int = 300_000,
+    strategy: Literal["rebootstrap", "none"] = "rebootstrap",
+) -> ClusterClient:
     return ClusterClient(
         ClientConfig(
             bootstrap_servers=bootstrap,
@@ -240,6 +250,7 @@ def _hang_client(bootstrap: str, client_id: str, trigger_ms: int = 300_000) -> C
             metadata_max_age_ms=300,
             retry_backoff_ms=100,
             reconnect_backoff_max_ms=500,
+            metadata_recovery_strategy=strategy,
             metadata_recovery_rebootstrap_trigger_ms=trigger_ms,
         )
     )
@@ -272,3 +283,43 @@ async def test_trigger_rebootstraps_when_known_brokers_hang(
     assert _rebootstrapped(caplog, "hang-trigger") >= 1
     assert default_stats["rebootstraps"] == 0
     assert _rebootstrapped(caplog, "hang-default") == 0
+
+
+async def test_rebootstrap_required_in_a_real_metadata_answer(
+    cluster: ApacheKafka, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Apache Kafka 4.1.1 never sends REBOOTSTRAP_REQUIRED (only its client classes name
+    it), so the fault proxy sets it in one real Metadata v13 answer. The proxy also names
+    itself as the broker in every Metadata answer, so the clients' requests to the broker
+    they know pass through it too (a single node: one address for it)."""
+    caplog.set_level(logging.INFO, logger="kafka_async.cluster.client")
+    async with FaultProxy(*_address(cluster.node_bootstrap(1))) as proxy:
+        inject = {"left": 0}
+
+        def through_proxy(msg: Any) -> Any:
+            for broker in msg.brokers:
+                broker.host, broker.port = "127.0.0.1", proxy.port
+            if inject["left"] > 0:
+                inject["left"] -= 1
+                msg.error_code = REBOOTSTRAP_REQUIRED
+            return msg
+
+        proxy.mutate_responses(METADATA.key, through_proxy, count=None)
+        told = _hang_client(proxy.address, "required")
+        none = _hang_client(proxy.address, "required-none", strategy="none")
+        async with told, none:
+            for client in (told, none):
+                assert client.metadata.brokers[1].port == proxy.port
+                inject["left"] = 1
+                with anyio.fail_after(30):
+                    await client.refresh_metadata()
+                assert inject["left"] == 0  # the answer carried the error
+            told_stats, none_stats = told.statistics(), none.statistics()
+        versions = {r.api_version for r in proxy.requests if r.api_key == METADATA.key}
+    assert versions == {13}
+    assert told_stats["rebootstraps"] == 1
+    assert told_stats["last_rebootstrap_reason"] == "a broker answered REBOOTSTRAP_REQUIRED"
+    assert _rebootstrapped(caplog, "required") == 1
+    # Strategy "none": the answer counts as a failed attempt; the broker is asked again.
+    assert none_stats["rebootstraps"] == 0
+    assert _rebootstrapped(caplog, "required-none") == 0
