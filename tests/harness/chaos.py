@@ -493,8 +493,7 @@ async def _java(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome
         },
     )
     nemesis = Nemesis(rig, kafka, lambda: topic)
-    async with producer:
-        producer.start()
+    async with producer:  # starts the JVM
         await anyio.sleep(args.heal_s)
         await nemesis.run(faults, args.fault_s, args.heal_s)
         produced_until = time.monotonic()

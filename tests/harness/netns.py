@@ -230,8 +230,14 @@ class Rig:
             raise RigError("the rig is not safe to use:\n" + "\n".join(problems))
 
     def check_here(self, address: str) -> None:
-        """Refuse unless ``address`` resolves to a rig ``eth0`` in the calling thread's
-        namespace (run ``ip route get`` from it: a child process inherits it)."""
+        """Refuse unless ``address`` is a rig address that resolves to a rig ``eth0`` in
+        the calling thread's namespace, which has no default route (``ip`` runs as a child
+        process, which inherits the thread's namespace)."""
+        if address not in self._addr.values():
+            raise RigError(f"{address} is not an address of this rig")
+        default = _run(["ip", "route", "show", "default"], check=False)
+        if default.strip():
+            raise RigError(f"this namespace has a default route: {default.strip()}")
         out = _run(["ip", "route", "get", address], check=False)
         words = out.split()
         if not words or "dev" not in words or words[words.index("dev") + 1] != "eth0":
@@ -280,8 +286,9 @@ class Rig:
             rules_in.append(f"ip saddr {{ {', '.join(peers)} }} drop")
             rules_out.append(f"ip daddr {{ {', '.join(peers)} }} drop")
         if loss:
-            rules_in.append(f'iifname "eth0" numgen random mod 100 < {loss} drop')
-            rules_out.append(f'oifname "eth0" numgen random mod 100 < {loss} drop')
+            chance = "" if loss >= 100 else f"numgen random mod 100 < {loss} "
+            rules_in.append(f'iifname "eth0" {chance}drop')
+            rules_out.append(f'oifname "eth0" {chance}drop')
         script = "table inet kfr\ndelete table inet kfr\n"
         if rules_in:
             script += (
@@ -321,7 +328,9 @@ class Rig:
             self._apply_rules(m)
 
     def loss(self, member: str, percent: int) -> None:
-        """Drop ``percent`` % of ``member``'s packets at random, each way."""
+        """Drop ``percent`` % (1-100) of ``member``'s packets at random, each way."""
+        if not 1 <= percent <= 100:
+            raise ValueError(f"percent must be 1..100, got {percent}")
         self.losses[member] = percent
         self._apply_rules(member)
 
