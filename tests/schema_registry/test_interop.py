@@ -424,3 +424,50 @@ async def test_protobuf_both_ways_with_references_and_nested_messages(
     # auto_register off, nothing under the subject: typed error.
     with pytest.raises((SubjectNotFoundError, SchemaNotFoundError)):
         await ProtobufSerializer(sr, order_cls, topic=new_topic(1), auto_register=False).prepare()
+
+
+@pytest.mark.anyio
+async def test_avro_keys_and_a_prepared_deserializer_needs_no_registry(
+    kafka_broker: str, new_topic: NewTopic, peer: ConfluentClient
+) -> None:
+    topic = new_topic(1)
+    key_schema = json.dumps(
+        {"type": "record", "name": "Key", "fields": [{"name": "k", "type": "long"}]}
+    )
+    server = RegistryServer()
+    server.start()
+    try:
+        async with SchemaRegistryClient(server.url, deadline_s=1) as sr:
+            key_ser = AvroSerializer(sr, key_schema, topic=topic, is_key=True)
+            value_ser = AvroSerializer(sr, json.dumps(USER_V1), topic=topic)
+            assert (await key_ser.prepare()).subject == f"{topic}-key"
+            await value_ser.prepare()
+            async with Producer(
+                bootstrap_servers=kafka_broker, key_serializer=key_ser, value_serializer=value_ser
+            ) as producer:
+                await producer.send(topic, {"name": "k1", "score": 1}, key={"k": 7}, partition=0)
+            c_peer = ConfluentClient({"url": server.url})
+            msg = confluent_read(kafka_broker, topic, 1)[0]
+            c_key = CAvroDeserializer(c_peer)(
+                msg.key(), SerializationContext(topic, MessageField.KEY)
+            )
+            assert c_key == {"k": 7}
+
+            # prepare() fetched every version of the subjects: the registry may go away.
+            keys, values = AvroDeserializer(sr), AvroDeserializer(sr)
+            await keys.prepare(f"{topic}-key")
+            await values.prepare(f"{topic}-value")
+            server.stop()
+            consumer: Consumer[Any, Any] = Consumer(
+                bootstrap_servers=kafka_broker,
+                auto_offset_reset="earliest",
+                key_deserializer=keys,
+                value_deserializer=values,
+            )
+            async with consumer:
+                consumer.assign([TopicPartition(topic, 0)])
+                with anyio.fail_after(30):
+                    record = await consumer.getone()
+            assert (record.key, record.value) == ({"k": 7}, {"name": "k1", "score": 1})
+    finally:
+        server.stop()
