@@ -471,3 +471,43 @@ async def test_avro_keys_and_a_prepared_deserializer_needs_no_registry(
             assert (record.key, record.value) == ({"k": 7}, {"name": "k1", "score": 1})
     finally:
         server.stop()
+
+
+@pytest.mark.anyio
+async def test_json_schema_references_both_ways(
+    kafka_broker: str, new_topic: NewTopic, sr: SchemaRegistryClient, peer: ConfluentClient
+) -> None:
+    topic = new_topic(1)
+    address = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    ref_subject = f"{topic}-address"
+    await sr.register(ref_subject, Schema(json.dumps(address), "JSON"))
+    person = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Person",
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "home": {"$ref": "address.json"}},
+        "required": ["name", "home"],
+    }
+    schema = Schema(json.dumps(person), "JSON", (SchemaReference("address.json", ref_subject, 1),))
+    ser = JSONSerializer(sr, schema, topic=topic)
+    await ser.prepare()
+    with pytest.raises(SerializationError, match="city"):
+        ser({"name": "p", "home": {}})  # the referenced schema is enforced
+    await our_write(kafka_broker, topic, ser, [{"name": "p", "home": {"city": "Oslo"}}])
+    c_schema = CSchema(
+        json.dumps(person), "JSON", [CSchemaReference("address.json", ref_subject, 1)]
+    )
+    c_ser = CJSONSerializer(c_schema, peer)
+    confluent_write(
+        kafka_broker, topic, [c_ser({"name": "q", "home": {"city": "Rome"}}, ctx(topic))]
+    )
+    want = [{"name": "p", "home": {"city": "Oslo"}}, {"name": "q", "home": {"city": "Rome"}}]
+    assert await our_read(kafka_broker, topic, 2, JSONDeserializer(sr)) == want
+    msgs = confluent_read(kafka_broker, topic, 2)
+    c_deser = CJSONDeserializer(None, schema_registry_client=peer)
+    assert [c_deser(m.value(), ctx(topic)) for m in msgs] == want
