@@ -479,9 +479,10 @@ def make_tls_files(folder: Path) -> TlsFiles:
     """A CA, a broker certificate for 127.0.0.1/localhost and a client certificate."""
     try:
         import trustme
-    except ImportError as exc:  # pragma: no cover - a dev dependency
+    except ImportError as exc:  # pragma: no cover - the broker extra has it
         raise KafkaPrerequisiteError(
-            "security=True needs the 'trustme' package to make test certificates"
+            "security=True needs the 'trustme' package to make test certificates: "
+            "pip install 'kafka-async-client[broker]'"
         ) from exc
     folder.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA(organization_name="kafka-async test CA")
