@@ -86,8 +86,7 @@ def _properties(tmp_path: Path, password: str, extra: str = "") -> Path:
     path.write_text(
         "security.protocol=SASL_PLAINTEXT\n"
         "sasl.mechanism=SCRAM-SHA-512\n"
-        f'sasl.jaas.config={_SCRAM} required username="alice" password="{password}";\n'
-        + extra
+        f'sasl.jaas.config={_SCRAM} required username="alice" password="{password}";\n' + extra
     )
     return path
 
