@@ -8,7 +8,13 @@ cluster and runs each workload under the same seeded nemesis schedule, printed f
 
 * ``ours``: our idempotent producer (acks=all; topic RF 3, min.insync.replicas 2) and two
   consumers of one group committing what they processed;
-* ``java``: Apache Kafka's VerifiableProducer (idempotent, acks=all) on the same schedule.
+* ``java``: Apache Kafka's VerifiableProducer (idempotent, acks=all) and two
+  VerifiableConsumers of one group (committing after every poll) on the same schedule.
+* ``tx-ours``: consume-transform-produce with our client: an input topic copied into an
+  output topic in transactions carrying the input offsets (one in ten aborted on purpose; a
+  transaction that fails is aborted and a new producer fences the old and restarts from the
+  committed offsets); a read_committed reader must see every input record exactly once, in
+  order per partition, and nothing of a transaction aborted on purpose.
 
 Each fault holds for ``--fault-s`` seconds and heals, then the cluster gets ``--heal-s``
 seconds before the next. After the last, an independent read-back (librdkafka, assign mode)
@@ -104,7 +110,9 @@ class Outcome:
 
     @property
     def anomalies(self) -> int:
-        return self.lost + self.duplicated + self.reordered + sum(self.other.values())
+        """Everything counted as wrong (a run that acknowledged nothing counts as one)."""
+        found = self.lost + self.duplicated + self.reordered + sum(self.other.values())
+        return found + (1 if self.acked == 0 else 0)
 
 
 def format_table(rows: Sequence[Outcome]) -> str:
@@ -247,6 +255,28 @@ class Nemesis:
                 with anyio.CancelScope(shield=True):
                     await self.heal(fault)
             await anyio.sleep(heal_s)
+
+
+async def _committed_ahead(
+    bootstrap: str, group: str, topic: str, parts: int, processed_max: dict[int, int], out: Outcome
+) -> int:
+    """Partitions whose committed offset (as the broker has it, read with a fresh member of
+    no subscription) is past the last offset the group processed + 1."""
+    from kafka_async import Consumer
+    from kafka_async.structs import TopicPartition
+
+    async with Consumer(bootstrap_servers=bootstrap, group_id=group) as probe:
+        tps = [TopicPartition(topic, p) for p in range(parts)]
+        committed = await probe.committed(tps, timeout_ms=30_000)
+    ahead = 0
+    for tp, om in committed.items():
+        if om is not None and om.offset > processed_max.get(tp.partition, -1) + 1:
+            ahead += 1
+            out.notes.append(
+                f"committed offset {om.offset} of p{tp.partition} is ahead of the last "
+                f"processed {processed_max.get(tp.partition, -1)}"
+            )
+    return ahead
 
 
 async def _ours(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome:
@@ -417,18 +447,7 @@ async def _ours(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome
         stop_consuming.set()
         tg.cancel_scope.cancel()
     out.unavailable_s = _longest_gap(ack_times, started + args.heal_s, produced_until)
-    # Committed offsets, as the broker has them, against what was processed.
-    async with Consumer(bootstrap_servers=bootstrap, group_id=group) as probe:
-        tps = [TopicPartition(topic, p) for p in range(parts)]
-        committed = await probe.committed(tps, timeout_ms=30_000)
-    ahead = 0
-    for tp, om in committed.items():
-        if om is not None and om.offset > processed_max.get(tp.partition, -1) + 1:
-            ahead += 1
-            out.notes.append(
-                f"committed offset {om.offset} of p{tp.partition} is ahead of the last "
-                f"processed {processed_max.get(tp.partition, -1)}"
-            )
+    ahead = await _committed_ahead(bootstrap, group, topic, parts, processed_max, out)
     observed = await anyio.to_thread.run_sync(
         lambda: read_back_confluent(bootstrap, topic, parts, expect=ledger.expected_present())
     )
@@ -467,14 +486,20 @@ async def _ours(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome
 async def _java(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome:
     import anyio
 
-    from tests.harness.java_peers import VerifiableProducer, java_ledger
+    from tests.harness.java_peers import (
+        VerifiableConsumer,
+        VerifiableProducer,
+        _value_n,
+        java_ledger,
+    )
     from tests.harness.ledger import read_back_confluent
 
     parts = 3
     topic = f"chaos-java-{uuid.uuid4().hex[:6]}"
+    group = f"chaos-jgroup-{uuid.uuid4().hex[:6]}"
     await kafka.acreate_topic(topic, partitions=parts, configs={"min.insync.replicas": "2"})
     bootstrap = kafka.bootstrap_servers
-    out = Outcome("producer", "java")
+    out = Outcome("producer+group", "java")
     total_s = args.heal_s + len(faults) * (args.fault_s + args.heal_s) + 5
     started = time.monotonic()
     producer = VerifiableProducer(
@@ -485,6 +510,7 @@ async def _java(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome
         throughput=int(args.rate),
         config={
             "enable.idempotence": "true",
+            "retries": "2147483647",  # the tool's default is 0, which idempotence refuses
             "request.timeout.ms": "5000",
             "delivery.timeout.ms": "120000",
             "retry.backoff.ms": "100",
@@ -492,30 +518,309 @@ async def _java(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome
             "linger.ms": "5",
         },
     )
+    members = [
+        VerifiableConsumer(
+            kafka.distribution,
+            bootstrap,
+            topic,
+            group,
+            session_timeout_ms=10_000,
+            config={"request.timeout.ms": "10000"},
+            name=f"verifiable-consumer-{x}",
+        )
+        for x in "ab"
+    ]
     nemesis = Nemesis(rig, kafka, lambda: topic)
-    async with producer:  # starts the JVM
+    # Entering starts the JVMs.
+    async with producer, members[0], members[1]:
         await anyio.sleep(args.heal_s)
         await nemesis.run(faults, args.fault_s, args.heal_s)
         produced_until = time.monotonic()
-        await producer.wait_exit(200)
+        exit_code = await producer.wait_exit(200)
+        acked_ns = {r.n for r in producer.outcomes() if r.error is None}
+
+        def seen() -> set[int]:
+            got: set[int] = set()
+            for m in members:
+                m.poll()
+                got.update(
+                    n
+                    for _p, _o, _k, v in m.records
+                    if (n := _value_n(v, producer.prefix)) is not None
+                )
+            return got
+
+        with anyio.move_on_after(90):
+            while not acked_ns <= seen():  # noqa: ASYNC110 - polling the tools' output
+                await anyio.sleep(0.5)
+        consumed = seen()
+        for m in members:
+            await m.stop()
     outcomes = producer.outcomes()
     times = [t for ts in producer.ack_times.values() for t in ts]
     out.unavailable_s = _longest_gap(times, started + args.heal_s + 3, produced_until)
+    # Positions: within one assignment, a member's offsets of a partition only go up.
+    regressions: list[str] = []
+    processed_max: dict[int, int] = {}
+    for m in members:
+        last: dict[int, int] = {}
+        for e in m.events:
+            name = e.get("name")
+            if name in ("partitions_assigned", "partitions_revoked"):
+                for p in e.get("partitions", []):
+                    last.pop(int(p["partition"]), None)
+            elif name == "record_data":
+                p, o = int(e["partition"]), int(e["offset"])
+                if p in last and o <= last[p]:
+                    regressions.append(f"{m.name} p{p}: offset {o} after {last[p]} (no rebalance)")
+                last[p] = o
+                processed_max[p] = max(processed_max.get(p, -1), o)
+    ahead = await _committed_ahead(bootstrap, group, topic, parts, processed_max, out)
     observed = await anyio.to_thread.run_sync(lambda: read_back_confluent(bootstrap, topic, parts))
     ledger, translate = java_ledger(outcomes, parts, producer.prefix, observed)
     report = ledger.check(translate(observed))
     out.records = len(outcomes)
     out.acked = report.acked
     out.lost, out.duplicated, out.reordered = report.lost, report.duplicated, report.reordered
+    unconsumed = sorted(acked_ns - consumed)
     out.other = {
         "phantom": report.phantom,
         "misrouted": report.misrouted,
         "unknown": report.unknown,
         "offset_mismatch": report.offset_mismatch,
+        "unconsumed": len(unconsumed),
+        "position_regressions": len(regressions),
+        "committed_ahead": ahead,
     }
     for kind, examples in report.examples.items():
         out.notes += [f"{kind} p{p} seq {s}" for p, s in examples[:5]]
+    out.notes += [f"unconsumed {producer.prefix}.{n}" for n in unconsumed[:5]]
+    out.notes += regressions[:5]
+    if exit_code != 0:
+        out.other["tool_failed"] = 1
+        out.notes.append(f"VerifiableProducer exited {exit_code}; log {producer.log_path}")
     out.notes.append(f"producer errors: {producer.errors or 'none'}")
+    out.notes.append(f"rebalances seen by the members: {[m.rebalances for m in members]}")
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def _read_committed(bootstrap: str, topic: str, parts: int, timeout: float = 90.0) -> list[Any]:
+    """Every record of ``topic`` a read_committed librdkafka reader sees (assign mode, from
+    the beginning, until it has passed every partition's high watermark). Blocking."""
+    import confluent_kafka
+
+    from tests.harness.ledger import Observed
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"chaos-rc-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    out: list[Observed] = []
+    try:
+        tps = [confluent_kafka.TopicPartition(topic, p, 0) for p in range(parts)]
+        ends = {p: consumer.get_watermark_offsets(tps[p], timeout=10.0)[1] for p in range(parts)}
+        consumer.assign(tps)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                out.append(Observed(msg.partition() or 0, msg.offset() or 0, msg.value()))
+            positions = consumer.position(tps)
+            if all(tp.offset >= ends[tp.partition] for tp in positions):
+                break
+    finally:
+        consumer.close()
+    return out
+
+
+async def _tx_ours(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome:
+    """Consume-transform-produce with our client: copy an input topic into an output topic
+    in transactions of up to 50 records with the input offsets (one in ten aborted on
+    purpose), under the faults; a read_committed reader must then see every input record in
+    the output exactly once, in input order per partition, and no record of an aborted
+    transaction."""
+    import anyio
+
+    from kafka_async import Consumer, Producer
+    from kafka_async.errors import KafkaError
+    from kafka_async.structs import TopicPartition
+    from tests.harness.ledger import encode_value, parse_value, read_back_confluent
+
+    parts = 3
+    tag = uuid.uuid4().hex[:6]
+    src, dst, group = f"chaos-in-{tag}", f"chaos-out-{tag}", f"chaos-tx-{tag}"
+    for topic in (src, dst):
+        await kafka.acreate_topic(topic, partitions=parts, configs={"min.insync.replicas": "2"})
+    bootstrap = kafka.bootstrap_servers
+    out = Outcome("copy in transactions", "ours")
+    total_s = args.heal_s + len(faults) * (args.fault_s + args.heal_s)
+    per_part = int(args.rate * total_s / parts)
+    run = uuid.uuid4().hex[:8]
+    async with Producer(bootstrap_servers=bootstrap, enable_idempotence=True) as feeder:
+        for seq in range(per_part):
+            for p in range(parts):
+                await feeder.enqueue(src, encode_value(run, p, seq, 60), partition=p)
+        await feeder.flush(60)
+    rng = random.Random(args.seed)
+    attempt = 0
+    aborted: set[int] = set()  # attempts aborted (on purpose or by a failure)
+    on_purpose: set[int] = set()  # attempts aborted on purpose (surely aborted)
+    commit_times: list[float] = []
+    errors: dict[str, int] = {}
+    tps = [TopicPartition(src, p) for p in range(parts)]
+    done = anyio.Event()
+
+    def marked(value: bytes, n: int) -> bytes:
+        return value + f"|a{n}".encode()
+
+    async def copier() -> None:
+        nonlocal attempt
+        async with Consumer(
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            request_timeout_ms=10_000,
+        ) as consumer:
+            consumer.assign(tps)
+            producer: Any = None
+            # Input offsets committed with a transaction (the input has per_part records a
+            # partition and no transactions: offsets are 0..per_part-1).
+            progress = dict.fromkeys(tps, 0)
+            paced_from = time.monotonic()
+            while min(progress.values()) < per_part:
+                if producer is None:
+                    producer = Producer(
+                        bootstrap_servers=bootstrap,
+                        transactional_id=f"chaos-tx-{tag}",
+                        request_timeout_ms=5_000,
+                        delivery_timeout_ms=60_000,
+                        transaction_timeout_ms=30_000,
+                    )
+                    try:
+                        await producer.start()
+                    except KafkaError as exc:
+                        errors[f"start {type(exc).__name__}"] = (
+                            errors.get(f"start {type(exc).__name__}", 0) + 1
+                        )
+                        await producer.close()
+                        producer = None
+                        await anyio.sleep(1)
+                        continue
+                    # Start from what the group committed (transactionally).
+                    committed = await consumer.committed(tps, timeout_ms=30_000)
+                    for tp in tps:
+                        om = committed.get(tp)
+                        progress[tp] = om.offset if om is not None else 0
+                        consumer.seek(tp, progress[tp])
+                try:
+                    batch = await consumer.getmany(timeout_ms=500, max_records=50)
+                except KafkaError as exc:
+                    errors[f"poll {type(exc).__name__}"] = (
+                        errors.get(f"poll {type(exc).__name__}", 0) + 1
+                    )
+                    continue
+                if not batch:
+                    continue
+                attempt += 1
+                n = attempt
+                offsets = {tp: recs[-1].offset + 1 for tp, recs in batch.items() if recs}
+                try:
+                    producer.begin_transaction()
+                    for tp, recs in batch.items():
+                        for r in recs:
+                            await producer.enqueue(
+                                dst, marked(r.value or b"", n), partition=tp.partition
+                            )
+                    await producer.send_offsets_to_transaction(offsets, group)
+                    if rng.random() < 0.1:
+                        aborted.add(n)
+                        on_purpose.add(n)
+                        await producer.abort_transaction()
+                        restart = True
+                    else:
+                        await producer.commit_transaction()
+                        commit_times.append(time.monotonic())
+                        progress.update(offsets)
+                        # Paced to --rate, so the copy lasts as long as the schedule.
+                        ahead = paced_from + sum(progress.values()) / args.rate - time.monotonic()
+                        await anyio.sleep(max(0.0, ahead))
+                        restart = False
+                except (KafkaError, TimeoutError) as exc:
+                    aborted.add(n)  # unless it committed after all: the check tells
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                    with anyio.move_on_after(30):
+                        try:
+                            await producer.abort_transaction()
+                        except (KafkaError, TimeoutError):
+                            pass
+                    await producer.close()
+                    producer = None  # a new one fences this one and re-reads the offsets
+                    continue
+                if restart:  # aborted on purpose: read the batch again
+                    for tp, recs in batch.items():
+                        if recs:
+                            consumer.seek(tp, recs[0].offset)
+            if producer is not None:
+                await producer.close()
+        done.set()
+
+    started = time.monotonic()
+    nemesis = Nemesis(rig, kafka, lambda: dst)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(copier)
+        await anyio.sleep(args.heal_s)
+        await nemesis.run(faults, args.fault_s, args.heal_s)
+        ended = time.monotonic()
+        with anyio.move_on_after(240):
+            await done.wait()
+        if not done.is_set():
+            out.notes.append("the copier did not finish within 240 s of the last heal")
+        tg.cancel_scope.cancel()
+    out.unavailable_s = _longest_gap(commit_times, started + args.heal_s, ended)
+    seen = await anyio.to_thread.run_sync(lambda: _read_committed(bootstrap, dst, parts))
+    everything = await anyio.to_thread.run_sync(lambda: read_back_confluent(bootstrap, dst, parts))
+    copies: dict[tuple[int, int], int] = {}
+    last_seq: dict[int, int] = {}
+    visible_aborted = reordered = misrouted = 0
+    for obs in seen:
+        raw = bytes(obs.value or b"")
+        head, _, mark = raw.rpartition(b"|a")
+        tag_ = parse_value(head)
+        if tag_ is None or tag_.run_id != run:
+            continue
+        if int(mark) in on_purpose:
+            # (A transaction whose commit failed may have committed after all: only the
+            # ones aborted on purpose are surely aborted.)
+            visible_aborted += 1
+        if tag_.partition != obs.partition:
+            misrouted += 1
+        key = (tag_.partition, tag_.seq)
+        copies[key] = copies.get(key, 0) + 1
+        if copies[key] == 1:
+            if tag_.seq < last_seq.get(obs.partition, -1):
+                reordered += 1
+            last_seq[obs.partition] = max(last_seq.get(obs.partition, -1), tag_.seq)
+    expected = {(p, s) for p in range(parts) for s in range(per_part)}
+    out.records = len(expected)
+    out.acked = len(copies)
+    out.lost = len(expected - set(copies))
+    out.duplicated = sum(c - 1 for c in copies.values())
+    out.reordered = reordered
+    out.other = {"aborted_visible": visible_aborted, "misrouted": misrouted}
+    out.notes.append(
+        f"{attempt} transactions, {len(aborted)} aborted (on purpose or after an error); "
+        f"{len(everything)} records in the output log, {len(seen)} committed"
+    )
+    out.notes.append(f"copier errors: {errors or 'none'}")
+    for p, s_ in sorted(expected - set(copies))[:5]:
+        out.notes.append(f"lost p{p} seq {s_}")
     out.seconds = time.monotonic() - started
     return out
 
@@ -547,7 +852,7 @@ async def _run(args: Any, rig: Any) -> list[Outcome]:
     print(f"cluster up in {time.monotonic() - t0:.1f} s: {kafka.bootstrap_servers}", flush=True)
     try:
         for workload in args.workloads.split(","):
-            run = {"ours": _ours, "java": _java}[workload]
+            run = {"ours": _ours, "java": _java, "tx-ours": _tx_ours}[workload]
             fresh = [Fault(f.index, f.kind, f.node, f.percent) for f in faults]
             print(f"workload {workload}:", flush=True)
             row = await run(args, kafka, rig, fresh)
@@ -571,7 +876,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fault-s", type=float, default=6.0)
     parser.add_argument("--heal-s", type=float, default=6.0)
     parser.add_argument("--rate", type=float, default=100.0, help="records per second")
-    parser.add_argument("--workloads", default="ours,java")
+    parser.add_argument("--workloads", default="ours,java,tx-ours")
     parser.add_argument("--heap", default="384m")
     parser.add_argument("--json", default=None)
     parser.add_argument("--cleanup", action="store_true", help="only remove leftover rigs")
