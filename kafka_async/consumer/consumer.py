@@ -65,9 +65,11 @@ from ..errors import (
     IncompatibleBrokerVersionError,
     KafkaError,
     KafkaTimeoutError,
+    RecordDeserializationError,
 )
 from ..observability import ClientHooks, ConsumeEvent, call_hook
 from ..records.batch import ready as _ready
+from ..serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
 from ..structs import ClientState, ConsumerRecord, OffsetAndMetadata, TopicPartition
 from ._signal import Signal
 from .config import ConsumerConfig, ConsumerSettings, Deserializer
@@ -844,6 +846,7 @@ class Consumer(Generic[K, V]):
         # getmany must not starve the fetch and socket-reader tasks of the event loop.
         await anyio.lowlevel.checkpoint()
         deadline = time.monotonic() + timeout_ms / 1000
+        resolved: tuple[TopicPartition, int, str] | None = None
         while True:
             # A retriable positions error (a request that timed out) is not raised here: the
             # positions task retries it, as the Java client's poll does (it logs it).
@@ -858,9 +861,16 @@ class Consumer(Generic[K, V]):
                 # Decoding is CPU work; a slice at a time with a checkpoint in between, so
                 # the socket reader keeps pulling the next response in meanwhile (each
                 # event-loop turn moves only one chunk of a large fetch response).
-                more = self._fetcher.drain(
-                    min(max_records - count, _DRAIN_SLICE), only, holding=count > 0
-                )
+                try:
+                    more = self._fetcher.drain(
+                        min(max_records - count, _DRAIN_SLICE), only, holding=count > 0
+                    )
+                except RecordDeserializationError as exc:
+                    # Raised only with nothing held (count == 0), position AT the record.
+                    if not isinstance(exc.cause, NeedsResolution):
+                        raise
+                    resolved = await self._resolve_deserializer(exc, resolved)
+                    continue
                 if not more:
                     break
                 for tp, recs in more.items():
@@ -879,6 +889,32 @@ class Consumer(Generic[K, V]):
             if left <= 0:
                 return {}
             await self._fetcher.data_ready.wait(min(left, 0.5), event)
+
+    async def _resolve_deserializer(
+        self, exc: RecordDeserializationError, resolved: tuple[TopicPartition, int, str] | None
+    ) -> tuple[TopicPartition, int, str]:
+        """A deserializer needs async I/O for the record ``exc`` names (a schema id it has not
+        cached): do it within ``default_api_timeout_ms``, without moving any position, so
+        the next drain deserializes the same record again. A failure is that record's
+        ``RecordDeserializationError`` with the resolver's error as ``cause``."""
+        need = exc.cause
+        assert isinstance(need, NeedsResolution)
+        at = (exc.topic_partition, exc.offset, exc.origin)
+        if at == resolved:
+            cause: Exception = UnresolvedSerializerError(
+                f"the {exc.origin} deserializer needs a resolution again right after it "
+                f"resolved: {need}"
+            )
+            raise RecordDeserializationError(
+                exc.topic, exc.partition, exc.offset, exc.origin, cause
+            ) from cause
+        try:
+            await resolve_within(need, self._config.default_api_timeout_ms / 1000)
+        except Exception as err:
+            raise RecordDeserializationError(
+                exc.topic, exc.partition, exc.offset, exc.origin, err
+            ) from err
+        return at
 
     def _report_consumed(
         self,

@@ -48,6 +48,7 @@ from ..protocol.apis.txn_offset_commit import (
     TxnOffsetCommitRequestTopic,
 )
 from ..protocol.schema import Api, ReqT
+from ..serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
 from ..structs import ClientState, OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
     BATCH_OVERHEAD,
@@ -257,6 +258,40 @@ class Producer:
                 after_wakeup=self._produced_after_wakeup,
                 mode="produce",
             )
+        if self._key_ser is not None or self._value_ser is not None:
+            # A serializer may need async I/O first (NeedsResolution): only producers with
+            # serializers get this wrapper; the plain-bytes path calls C directly.
+            for name, slow in (
+                ("enqueue", self._enqueue_serialized),
+                ("send", self._send_serialized),
+                ("produce", self._produce_serialized),
+            ):
+                c_path = vars(self).get(name)
+                if c_path is not None:
+                    vars(self)[name] = self._resolving(c_path, slow)
+
+    def _resolving(self, c_path: Any, slow: Any) -> Any:
+        """``c_path`` (a C enqueue/send/produce), and on a serializer's
+        :class:`~kafka_async.serialization.NeedsResolution` its Python twin after the
+        resolution (see :meth:`_serialize_resolved`)."""
+
+        def call(
+            topic: str,
+            value: Any = None,
+            key: Any = None,
+            partition: int | None = None,
+            timestamp_ms: int | None = None,
+            headers: Headers | None = None,
+        ) -> Any:
+            try:
+                return c_path(topic, value, key, partition, timestamp_ms, headers)
+            except NeedsResolution:
+                return self._resolved_then(
+                    slow, topic, value, key, partition, timestamp_ms, headers
+                )
+
+        call.__doc__ = c_path.__doc__
+        return call
 
     def __repr__(self) -> str:
         return (
@@ -535,7 +570,10 @@ class Producer:
         :class:`~kafka_async.producer.accumulator.Delivery`: ``await`` it in turn for the
         :class:`~kafka_async.structs.RecordMetadata` or the typed error the record failed
         with. The serializers run in the call itself (their errors are raised by it); every
-        other error is raised by the ``await``.
+        other error is raised by the ``await``. A serializer that needs async I/O first (a
+        schema registry's id not cached yet) raises
+        :class:`~kafka_async.serialization.NeedsResolution`: the ``await`` then does that I/O
+        within ``max_block_ms`` (or raises its typed error) and serializes again.
 
         With the C fast path, the common record (bytes or None key and value, no headers, no
         transaction, a known topic, room in the buffer and in the open batch) is queued by
@@ -543,7 +581,12 @@ class Producer:
         awaitable it returns passes for a coroutine (``asyncio.create_task`` takes it). The
         rest takes this method's Python body; the two behave alike (tests compare them).
         """
-        key, value = self._serialize(key, value)
+        try:
+            key, value = self._serialize(key, value)
+        except NeedsResolution:
+            return self._resolved_then(
+                self._enqueue_serialized, topic, value, key, partition, timestamp_ms, headers
+            )
         return self._enqueue_serialized(topic, value, key, partition, timestamp_ms, headers)
 
     def _serialize(self, key: Any, value: Any) -> tuple[Any, Any]:
@@ -553,6 +596,39 @@ class Producer:
         if self._value_ser is not None:
             value = self._value_ser(value)
         return key, value
+
+    async def _serialize_resolved(self, ser: Any, obj: Any) -> Any:
+        """``ser(obj)``; a :class:`~kafka_async.serialization.NeedsResolution` is resolved
+        (within ``max_block_ms``: the resolver's typed error, e.g. the schema registry's,
+        when it cannot) and the serializer called once more."""
+        try:
+            return ser(obj)
+        except NeedsResolution as exc:
+            await resolve_within(exc, self._cfg.max_block_ms / 1000.0)
+        try:
+            return ser(obj)
+        except NeedsResolution as exc:
+            raise UnresolvedSerializerError(
+                f"the serializer {ser!r} needs a resolution again right after it resolved: {exc}"
+            ) from exc
+
+    async def _resolved_then(
+        self,
+        slow: Any,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Headers | None,
+    ) -> Any:
+        """A serializer raised :class:`~kafka_async.serialization.NeedsResolution`: serialize
+        again with resolutions, then ``slow`` (the ``*_serialized`` body of the call)."""
+        if self._key_ser is not None:
+            key = await self._serialize_resolved(self._key_ser, key)
+        if self._value_ser is not None:
+            value = await self._serialize_resolved(self._value_ser, value)
+        return await slow(topic, value, key, partition, timestamp_ms, headers)
 
     async def _after_wakeup(self, delivery: Delivery) -> Delivery:
         """The C enqueue's answer when its record opened work for the sender: give the sender
@@ -690,7 +766,12 @@ class Producer:
         Cancelling the await once the record is queued does not take it back: it is still
         sent, and only the wait for its acknowledgement is abandoned.
         """
-        key, value = self._serialize(key, value)
+        try:
+            key, value = self._serialize(key, value)
+        except NeedsResolution:
+            return self._resolved_then(
+                self._send_serialized, topic, value, key, partition, timestamp_ms, headers
+            )
         return self._send_serialized(topic, value, key, partition, timestamp_ms, headers)
 
     def produce(
@@ -713,7 +794,12 @@ class Producer:
         A batch that also holds records queued with ``enqueue``/``send`` counts those too.
         ``statistics()["records_failed_unreported"]`` shows the count so far.
         """
-        key, value = self._serialize(key, value)
+        try:
+            key, value = self._serialize(key, value)
+        except NeedsResolution:
+            return self._resolved_then(
+                self._produce_serialized, topic, value, key, partition, timestamp_ms, headers
+            )
         return self._produce_serialized(topic, value, key, partition, timestamp_ms, headers)
 
     async def _produce_serialized(
@@ -786,10 +872,22 @@ class Producer:
         txn = self._txn
         if txn is not None:
             txn.check_can_send()
-        vals = list(values) if self._value_ser is None else [self._value_ser(v) for v in values]
+        vals = list(values)
+        vser = self._value_ser
+        if vser is not None:
+            try:
+                vals = [vser(v) for v in vals]
+            except NeedsResolution:
+                vals = [await self._serialize_resolved(vser, v) for v in vals]
         ks: list[Any] | None = None
         if keys is not None:
-            ks = list(keys) if self._key_ser is None else [self._key_ser(k) for k in keys]
+            ks = list(keys)
+            kser = self._key_ser
+            if kser is not None:
+                try:
+                    ks = [kser(k) for k in ks]
+                except NeedsResolution:
+                    ks = [await self._serialize_resolved(kser, k) for k in ks]
             if len(ks) != len(vals):
                 raise ValueError(f"got {len(ks)} keys for {len(vals)} values")
         count = len(vals)

@@ -17,9 +17,10 @@ What it does beyond one HTTP call per method:
   Neither the password nor the token appears in a message or a ``repr``.
 * Several URLs (a list, or comma-separated) are tried in turn when one does not answer.
 
-The serializers' deserializing side is called synchronously by the consumer, so the client
-also has :meth:`SchemaRegistryClient.schema_by_id_blocking`: the same lookup and cache on a
-synchronous httpx client, used only on a cache miss (one request per new schema id).
+For code that runs no event loop (the Spark functions, on the driver and in the workers)
+the client also has ``*_blocking`` methods: the same lookups and caches on a synchronous
+httpx client. The serializers never call them on an event loop: a cache miss there raises
+:class:`~kafka_async.serialization.NeedsResolution` and the client awaits the async method.
 """
 
 from __future__ import annotations
@@ -297,9 +298,9 @@ class SchemaRegistryClient:
                     got.close()
                 # An async token source cannot be asked from synchronous code.
                 raise SchemaRegistryConfigError(
-                    f"schema registry {method} {path} from synchronous code (a deserializer's "
-                    "cache miss) with an async bearer token source: await the "
-                    "deserializer's prepare() first, or give a synchronous token source"
+                    f"schema registry {method} {path} from synchronous code (a blocking "
+                    "method) with an async bearer token source: give a synchronous token "
+                    "source"
                 )
             headers["Authorization"] = f"Bearer {got}"
         deadline = time.monotonic() + self._deadline_s
@@ -337,10 +338,9 @@ class SchemaRegistryClient:
             backoff = min(backoff * 2, 2.0)
 
     def schema_by_id_blocking(self, schema_id: int) -> Schema:
-        """:meth:`schema_by_id` for synchronous callers (the consumer's deserializers): the
-        cache, else one blocking request (retried until the deadline). It blocks the calling
-        thread (the event loop, in a deserializer), so it is meant for the first record of
-        each new schema id only."""
+        """:meth:`schema_by_id` for synchronous callers without an event loop (the Spark
+        functions): the cache, else one blocking request (retried until the deadline). It
+        blocks the calling thread: never call it on an event loop."""
         cached = self._by_id.get(schema_id)
         if cached is not None:
             return cached

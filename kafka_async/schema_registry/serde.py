@@ -1,29 +1,44 @@
 """What every registry serializer and deserializer shares: choosing the subject, resolving
-the schema id once (asynchronously, in :meth:`RegistrySerializer.prepare`), and caching
-decoded writer schemas by id on the reading side.
+the schema id (asynchronously, never blocking the event loop), and caching decoded writer
+schemas by id on the reading side.
 
-Why ``prepare``: the producer calls ``value_serializer(value)`` synchronously, in the
-``send``/``enqueue`` call, while the registry is reached over async HTTP. So a serializer
-does its registry work once, ahead, in ``await serializer.prepare()`` (register or look up
-the schema, or fetch the subject's latest version), and then frames every value with the
-cached id without any I/O; a producer without serializers is untouched. A serializer called
-before ``prepare`` raises :class:`~kafka_async.schema_registry.errors.SchemaRegistryConfigError`.
+The producer calls ``value_serializer(value)`` synchronously, in the ``send``/``enqueue``
+call, while the registry is reached over async HTTP. A serializer that has no schema id yet
+raises :class:`~kafka_async.serialization.NeedsResolution`; the producer awaits its
+``resolve`` (register or look up the schema, or fetch the subject's latest version, bounded
+by ``max_block_ms``) and calls the serializer again, which then frames every value with the
+cached id without any I/O. ``await serializer.prepare()`` does the same ahead, as an optional
+warm-up (and surfaces a registry error before the first record). A producer without
+serializers is untouched.
 
-The consumer calls ``value_deserializer(data)`` synchronously too, but the ids it meets are
+The consumer calls ``value_deserializer(data)`` synchronously too, and the ids it meets are
 only known as records arrive: a deserializer decodes with its cache, and on a miss (the
-first record of a new schema id) fetches that schema with one blocking request
-(:meth:`~kafka_async.schema_registry.client.SchemaRegistryClient.schema_by_id_blocking`);
-``await deserializer.prepare(subject, ...)`` fills the cache ahead for the subjects' versions.
+first record of a new schema id) raises :class:`~kafka_async.serialization.NeedsResolution`;
+the consumer awaits the fetch of that schema (and what it references) and deserializes the
+same record again, its position unchanged. ``await deserializer.prepare(subject, ...)`` fills
+the cache ahead for the subjects' versions (optional). Code without an event loop (the
+Spark functions) calls :meth:`RegistryDeserializer.decode_blocking`, which fetches a miss with
+a blocking request.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
+
+import anyio
+
+from kafka_async.serialization import NeedsResolution
 
 from . import wire as _wire
 from .client import SchemaRegistryClient
-from .errors import SchemaRegistryConfigError, SchemaRegistryError, SerializationError
+from .errors import (
+    RegistryUnavailableError,
+    SchemaRegistryConfigError,
+    SchemaRegistryError,
+    SerializationError,
+)
 from .schema import RegisteredSchema, Schema
 from .wire import SubjectNameStrategy, frame, split_frame
 
@@ -33,9 +48,21 @@ T = TypeVar("T")
 P = TypeVar("P")
 
 
+async def _within(timeout_s: float, what: str, work: Callable[[], Awaitable[object]]) -> None:
+    """``work()`` within ``timeout_s`` seconds, else the registry's typed timeout error."""
+    with anyio.move_on_after(timeout_s) as scope:
+        await work()
+    if scope.cancelled_caught:
+        raise RegistryUnavailableError(
+            f"schema registry: {what} not resolved within {timeout_s:g} s (no answer in time)"
+        )
+
+
 class RegistrySerializer(ABC, Generic[P]):
-    """Base of the registry serializers: ``await prepare()`` once, then call it like any
-    ``value_serializer``/``key_serializer`` (``None`` stays ``None``, a tombstone).
+    """Base of the registry serializers: plug one into ``value_serializer`` /
+    ``key_serializer`` (``None`` stays ``None``, a tombstone). The first call raises
+    :class:`~kafka_async.serialization.NeedsResolution` (the producer resolves the schema id
+    and calls again); ``await prepare()`` resolves it ahead instead (optional).
 
     * ``topic``: the topic the serializer writes to (the ``topic`` and ``topic_record``
       strategies need it; the producer's serializer settings pass no topic).
@@ -81,6 +108,7 @@ class RegistrySerializer(ABC, Generic[P]):
         self.registered: RegisteredSchema | None = None
         self._prefix: bytes | None = None
         self._writer: P | None = None
+        self._lock: anyio.Lock | None = None
 
     def __repr__(self) -> str:
         state = (
@@ -120,6 +148,13 @@ class RegistrySerializer(ABC, Generic[P]):
         registration breaks the subject's compatibility rule."""
         if self.registered is not None:
             return self.registered
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:  # concurrent sends resolve once
+            done = self.registered  # another task may have resolved it meanwhile
+            return done if done is not None else await self._prepare()
+
+    async def _prepare(self) -> RegisteredSchema:
         subject = self.subject
         if self._use_latest:
             reg = await self._client.latest_version(subject)
@@ -154,9 +189,9 @@ class RegistrySerializer(ABC, Generic[P]):
             return None
         prefix = self._prefix
         if prefix is None:
-            raise SchemaRegistryConfigError(
-                f"{type(self).__name__} for subject {self.subject!r} is not prepared: "
-                "await serializer.prepare() before producing"
+            raise NeedsResolution(
+                f"{type(self).__name__} for subject {self.subject!r}: no schema id yet",
+                self._resolve,
             )
         try:
             return self._encode(prefix, self._writer, value)  # type: ignore[arg-type]
@@ -169,11 +204,17 @@ class RegistrySerializer(ABC, Generic[P]):
                 f"(subject {self.subject!r}): {type(exc).__name__}: {exc}"
             ) from exc
 
+    async def _resolve(self, timeout_s: float) -> None:
+        """:class:`~kafka_async.serialization.NeedsResolution`'s work: :meth:`prepare`."""
+        await _within(timeout_s, f"the schema id of subject {self.subject!r}", self.prepare)
+
 
 class RegistryDeserializer(ABC, Generic[P, T]):
     """Base of the registry deserializers: plug one into ``value_deserializer`` /
     ``key_deserializer``. It reads the schema id of each value, decodes with the writer
-    schema of that id (cached; a miss costs one blocking request), and raises
+    schema of that id (cached; on a miss it raises
+    :class:`~kafka_async.serialization.NeedsResolution`, and the consumer awaits the fetch
+    and deserializes the record again), and raises
     :class:`~kafka_async.schema_registry.errors.SerializationError` for a value it cannot
     read, which the consumer hands out as
     :class:`~kafka_async.errors.RecordDeserializationError` naming topic, partition and
@@ -185,37 +226,68 @@ class RegistryDeserializer(ABC, Generic[P, T]):
 
     @abstractmethod
     def _parse_blocking(self, schema: Schema) -> P:
-        """The format's decoder for one writer schema (references fetched synchronously)."""
+        """The format's decoder for one writer schema; its references come from the client's
+        cache (:meth:`fetch` fills it first), else from a blocking request (only
+        :meth:`decode_blocking`, outside any event loop, gets there)."""
 
     @abstractmethod
     def _decode(self, reader: P, payload: memoryview) -> T:
         """The value."""
 
     async def prepare(self, *subjects: str) -> None:
-        """Fetch every version of these subjects into the cache, so no record of theirs
-        costs a blocking request later."""
+        """Fetch every version of these subjects into the cache ahead (optional: a record of
+        an id not cached is resolved by the consumer when it comes)."""
         for subject in subjects:
             for v in await self._client.versions(subject):
                 reg = await self._client.version(subject, v)
                 await self.fetch(reg.schema_id)
 
     async def fetch(self, schema_id: int) -> None:
-        """Put the writer schema of ``schema_id`` (and what it references) into the cache."""
+        """Put the writer schema of ``schema_id`` (and what it references, transitively)
+        into the cache."""
+        if schema_id in self._readers:
+            return
         schema = await self._client.schema_by_id(schema_id)
-        for ref in schema.references:
-            await self._client.version(ref.subject, ref.version)
+
+        async def walk(s: Schema) -> None:
+            for ref in s.references:
+                reg = await self._client.version(ref.subject, ref.version)
+                await walk(reg.schema)
+
+        await walk(schema)
         if schema_id not in self._readers:
             self._readers[schema_id] = self._parse_blocking(schema)
 
     def _reader(self, schema_id: int) -> P:
         reader = self._readers.get(schema_id)
         if reader is None:
-            try:
-                schema = self._client.schema_by_id_blocking(schema_id)
-            except SchemaRegistryError as exc:
-                raise SerializationError(f"schema id {schema_id}: {exc}") from exc
-            reader = self._readers[schema_id] = self._parse_blocking(schema)
+            raise NeedsResolution(
+                f"schema id {schema_id}",
+                lambda timeout_s: _within(
+                    timeout_s, f"schema id {schema_id}", lambda: self.fetch(schema_id)
+                ),
+            )
         return reader
+
+    def _fetch_blocking(self, schema_id: int) -> None:
+        """:meth:`fetch` with blocking requests (for :meth:`decode_blocking`)."""
+        try:
+            schema = self._client.schema_by_id_blocking(schema_id)
+            if schema_id not in self._readers:
+                self._readers[schema_id] = self._parse_blocking(schema)
+        except SchemaRegistryError as exc:
+            raise SerializationError(f"schema id {schema_id}: {exc}") from exc
+
+    def decode_blocking(self, data: bytes | None) -> T | None:
+        """The decoded value, for synchronous code that runs no event loop (the Spark
+        functions): a schema id not cached yet is fetched with a blocking request. Never
+        call it on an event loop (the consumer calls the deserializer itself)."""
+        try:
+            return self(data)
+        except NeedsResolution:
+            assert data is not None
+            self._fetch_blocking(split_frame(data)[0])
+            return self(data)
 
     def __call__(self, data: bytes | None) -> T | None:
         """The decoded value (None stays None)."""

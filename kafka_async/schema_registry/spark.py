@@ -168,7 +168,7 @@ def from_registry(
             deser = state["deser"] = AvroDeserializer(
                 _client(url, basic_auth, bearer_token), schema
             )
-        return _to_spark_value(deser(bytes(data)), dtype)
+        return _to_spark_value(deser.decode_blocking(bytes(data)), dtype)
 
     # Spark reads a UDF's annotations to pick a pandas UDF, and warns on these: hide them.
     decode.__annotations__ = {}

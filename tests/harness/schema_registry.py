@@ -24,7 +24,9 @@ another subject gets the same id. Compatibility rules:
 * PROTOBUF (base64 ``FileDescriptorProto`` schemas): a field number whose type changes.
 
 Optional basic auth (``users``) answers 401 without valid credentials; a bearer ``token``
-likewise.
+likewise. For the tests of slow or silent registries, ``PUT /_harness/delay``
+(``{"seconds": S}``; :meth:`RegistryServer.set_delay`) makes every later answer wait S seconds
+(0 restores prompt answers; the registry's state is kept).
 
 Example::
 
@@ -529,6 +531,8 @@ def _make_handler(
     if token is not None:
         accepted.add(f"Bearer {token}")
 
+    control = {"delay_s": 0.0}
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -546,10 +550,16 @@ def _make_handler(
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            split = urlsplit(self.path)
+            if split.path == "/_harness/delay" and self.command == "PUT":
+                control["delay_s"] = float(json.loads(raw)["seconds"])
+                self._send(200, {"seconds": control["delay_s"]})
+                return
             if accepted and self.headers.get("Authorization") not in accepted:
                 self._send(401, {"error_code": 401, "message": "Unauthorized"})
                 return
-            split = urlsplit(self.path)
+            if control["delay_s"] > 0:
+                time.sleep(control["delay_s"])
             try:
                 body = json.loads(raw) if raw else None
                 self._send(
@@ -636,6 +646,19 @@ class RegistryServer:
                         f"schema registry did not answer within {self.start_timeout:g} s"
                     ) from None
                 time.sleep(0.05)
+
+    def set_delay(self, seconds: float) -> None:
+        """Make every later answer wait ``seconds`` (0: answer at once again)."""
+        import urllib.request
+
+        req = urllib.request.Request(
+            f"{self.url}/_harness/delay",
+            data=json.dumps({"seconds": seconds}).encode(),
+            method="PUT",
+            headers={"Content-Type": _CT},
+        )
+        with urllib.request.urlopen(req, timeout=5.0) as resp:
+            resp.read()
 
     def stop(self) -> None:
         """Stop the child (SIGTERM, then SIGKILL after 5 s)."""

@@ -37,13 +37,13 @@ from kafka_async.schema_registry import (
     SchemaNotFoundError,
     SchemaReference,
     SchemaRegistryClient,
-    SchemaRegistryConfigError,
     SerializationError,
     SubjectNotFoundError,
 )
 from kafka_async.schema_registry.avro import AvroDeserializer, AvroSerializer
 from kafka_async.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from kafka_async.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from kafka_async.serialization import NeedsResolution
 from kafka_async.structs import TopicPartition
 from tests.harness.schema_registry import RegistryServer
 
@@ -257,9 +257,12 @@ async def test_avro_record_strategies_references_and_auto_register_off(
         await missing.prepare()
     assert "auto_register is off" in str(info.value)
     assert info.value.subject == missing.subject
-    # A serializer used before prepare() says so.
-    with pytest.raises(SchemaRegistryConfigError, match="prepare"):
+    # A serializer called directly before prepare() asks for the resolution, whose error
+    # is the registry's.
+    with pytest.raises(NeedsResolution) as need:
         missing({"name": "x", "score": 0})
+    with pytest.raises(SubjectNotFoundError):
+        await need.value.resolve(10.0)
 
 
 @pytest.mark.anyio
@@ -296,7 +299,9 @@ async def test_deserializer_failure_is_the_consumers_typed_error(
         (topic, 0, 1, "value"),
         (topic, 0, 2, "value"),
     ]
-    assert all(isinstance(e.cause, SerializationError) for e in errors)
+    # Not the wire format: the deserializer's error; an unknown id: the registry's answer.
+    assert isinstance(errors[0].cause, SerializationError)
+    assert isinstance(errors[1].cause, SchemaNotFoundError)
     assert "magic byte" in str(errors[0])
     assert "1000000" in str(errors[1])  # the unknown schema id
 
@@ -417,7 +422,12 @@ async def test_protobuf_both_ways_with_references_and_nested_messages(
     assert CProtoDeserializer(line_cls, {"use.deprecated.format": False})(
         raw_line, ctx(line_topic)
     ) == line_cls(sku="n", qty=5)
-    got = ProtobufDeserializer(sr)(raw_line)
+    # Called directly (not by the consumer): a new id asks for its resolution first.
+    line_deser = ProtobufDeserializer(sr)
+    with pytest.raises(NeedsResolution) as need:
+        line_deser(raw_line)
+    await need.value.resolve(10.0)
+    got = line_deser(raw_line)
     assert got is not None
     assert got.SerializeToString() == line_cls(sku="n", qty=5).SerializeToString()
 

@@ -1,0 +1,78 @@
+"""What a serializer or deserializer raises when it needs I/O before it can answer.
+
+The producer calls ``key_serializer``/``value_serializer`` and the consumer calls
+``key_deserializer``/``value_deserializer`` synchronously, per record: that keeps the
+plain-bytes path free of coroutines. A serializer that must first ask a server (a schema
+registry: the id of a schema not cached yet) cannot do so synchronously without blocking the
+event loop, so it raises :class:`NeedsResolution` instead, carrying the async work to do.
+
+* The producer's ``send``/``enqueue``/``produce``/``enqueue_many`` catch it, ``await
+  exc.resolve(timeout_s)`` (bounded by ``max_block_ms``) and call the serializer again,
+  once. A failed resolution raises the resolver's own typed error (for the registry
+  serializers a :class:`~kafka_async.schema_registry.errors.SchemaRegistryError`).
+* The consumer's ``getmany``/``getone``/``async for`` catch it on the record being
+  deserialized, await the resolution (bounded by ``request_timeout_ms``) and deserialize
+  the same record again; positions do not move meanwhile. A failed resolution is a
+  :class:`~kafka_async.errors.RecordDeserializationError` naming the record, with the
+  resolver's error as ``cause``; the next read tries the same record again.
+
+The exception is only ever raised on the first record that meets something new; a
+serializer raises it at most once per resolution (raising it again right after a successful
+``resolve`` is a bug of the serializer, reported as such).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from .errors import KafkaError, KafkaTimeoutError
+
+__all__ = ["NeedsResolution", "Resolver", "UnresolvedSerializerError", "resolve_within"]
+
+#: How much longer than its timeout a resolver may take before the caller gives up on it.
+_GRACE_S = 0.5
+
+#: ``resolve(timeout_s)``: do the I/O (within ``timeout_s`` seconds, raising a typed error
+#: when it cannot), so that the same call succeeds synchronously afterwards.
+Resolver = Callable[[float], Awaitable[None]]
+
+
+class NeedsResolution(Exception):
+    """Raised by a serializer or deserializer that needs async I/O before it can answer.
+
+    ``await exc.resolve(timeout_s)`` does that I/O (it raises the resolver's typed error on
+    failure, and gives up after ``timeout_s`` seconds); then the same call answers without
+    I/O. Not a :class:`~kafka_async.errors.KafkaError`: the clients handle it, and an
+    application sees it only when it calls a serializer itself.
+    """
+
+    def __init__(self, what: str, resolve: Resolver) -> None:
+        super().__init__(
+            f"{what}: needs an async resolution first (the producer's send/enqueue/produce "
+            "and the consumer's getmany/getone/async for do it; elsewhere await "
+            "exc.resolve(timeout_s), or the serializer's prepare(), and call again)"
+        )
+        #: What is missing, for messages (e.g. "schema id 7").
+        self.what = what
+        self._resolve = resolve
+
+    def resolve(self, timeout_s: float) -> Awaitable[None]:
+        """Do the I/O the serializer needs, within ``timeout_s`` seconds."""
+        return self._resolve(timeout_s)
+
+
+class UnresolvedSerializerError(KafkaError):
+    """A serializer or deserializer raised :class:`NeedsResolution` again right after its
+    ``resolve`` succeeded (a bug of that serializer: its resolution did not take)."""
+
+
+async def resolve_within(exc: NeedsResolution, timeout_s: float) -> None:
+    """``await exc.resolve(timeout_s)``, and never longer than that (plus a short grace for
+    the resolver's own typed error): a resolver that overruns gives
+    :class:`~kafka_async.errors.KafkaTimeoutError`."""
+    with anyio.move_on_after(timeout_s + _GRACE_S) as scope:
+        await exc.resolve(timeout_s)
+    if scope.cancelled_caught:
+        raise KafkaTimeoutError(f"{exc.what}: not resolved within {timeout_s:g} s")
