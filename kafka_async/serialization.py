@@ -11,7 +11,7 @@ event loop, so it raises :class:`NeedsResolution` instead, carrying the async wo
   once. A failed resolution raises the resolver's own typed error (for the registry
   serializers a :class:`~kafka_async.schema_registry.errors.SchemaRegistryError`).
 * The consumer's ``getmany``/``getone``/``async for`` catch it on the record being
-  deserialized, await the resolution (bounded by ``request_timeout_ms``) and deserialize
+  deserialized, await the resolution (bounded by ``default_api_timeout_ms``) and deserialize
   the same record again; positions do not move meanwhile. A failed resolution is a
   :class:`~kafka_async.errors.RecordDeserializationError` naming the record, with the
   resolver's error as ``cause``; the next read tries the same record again.

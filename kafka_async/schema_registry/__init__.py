@@ -8,9 +8,13 @@ and the consumer's ``value_deserializer``/``key_deserializer``::
 
     async with SchemaRegistryClient("http://127.0.0.1:8081") as registry:
         ser = AvroSerializer(registry, schema_text, topic="orders")
-        await ser.prepare()              # registers (or looks up) the schema id, once
         async with Producer(bootstrap_servers=..., value_serializer=ser) as producer:
-            await producer.send("orders", {"id": 1})
+            await producer.send("orders", {"id": 1})  # registers the schema id, once
+
+No ``prepare()`` is needed: a serializer or deserializer that needs the registry (a schema id
+not cached yet) raises :class:`kafka_async.serialization.NeedsResolution`, and the producer
+or consumer awaits that I/O and calls it again; nothing blocks the event loop.
+``await ser.prepare()`` does it ahead, optionally.
 
 The format modules (``avro``, ``json_schema``, ``protobuf``) import fastavro, jsonschema and
 protobuf; this package's top level needs only httpx. See docs/guides/schema-registry.md.

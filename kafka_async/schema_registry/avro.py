@@ -1,8 +1,7 @@
 """Avro in Confluent's wire format, with fastavro.
 
     ser = AvroSerializer(registry, schema_str, topic="orders")
-    await ser.prepare()
-    producer = Producer(..., value_serializer=ser)
+    producer = Producer(..., value_serializer=ser)   # await ser.prepare(): optional warm-up
     consumer = Consumer("orders", ..., value_deserializer=AvroDeserializer(registry))
 
 Named types defined in other subjects are schema references
