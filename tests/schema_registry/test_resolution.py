@@ -6,6 +6,7 @@ within the deadline, and no record is lost or skipped."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,6 +14,8 @@ import anyio
 import pytest
 
 from kafka_async import Consumer, Producer
+from kafka_async.admin import AdminClient, ConfigResource
+from kafka_async.consumer.share import ShareConsumer
 from kafka_async.errors import RecordDeserializationError
 from kafka_async.schema_registry import (
     RegistryUnavailableError,
@@ -266,3 +269,46 @@ async def test_json_deserializer_resolves_too(
             with anyio.fail_after(30):
                 record = await consumer.getone()
     assert record.value == {"sensor": "x"}
+
+
+@pytest.mark.anyio
+@pytest.mark.requires_api("ShareGroupHeartbeat", 1)
+async def test_share_consumer_resolves_new_schema_ids(
+    kafka_broker: str, new_topic: NewTopic, registry_answers: RegistryServer
+) -> None:
+    topic = new_topic(1)
+    group = f"sr-share-{uuid.uuid4().hex[:8]}"
+    async with AdminClient(kafka_broker) as admin:
+        await admin.incremental_alter_configs(
+            {
+                ConfigResource.group(group): {
+                    "share.auto.offset.reset": "earliest",
+                    "share.heartbeat.interval.ms": "500",
+                    "share.session.timeout.ms": "6000",
+                }
+            },
+            raise_on_error=True,
+        )
+    async with (
+        SchemaRegistryClient(registry_answers.url) as sr,
+        Producer(
+            bootstrap_servers=kafka_broker,
+            value_serializer=AvroSerializer(sr, json.dumps(USER), topic=topic),
+        ) as producer,
+    ):
+        for i in range(3):
+            await producer.send(topic, {"name": f"s{i}", "score": i}, partition=0)
+    async with SchemaRegistryClient(registry_answers.url) as reader:
+        got: list[tuple[int, Any, int]] = []
+        async with ShareConsumer(
+            topic,
+            bootstrap_servers=kafka_broker,
+            group_id=group,
+            value_deserializer=AvroDeserializer(reader),
+        ) as consumer:
+            with anyio.fail_after(30):
+                while len(got) < 3:
+                    for recs in (await consumer.getmany(timeout_ms=500)).values():
+                        got += [(r.offset, r.value, r.delivery_count) for r in recs]
+    # Each in order, decoded, on its first delivery (none released by a failed decode).
+    assert got == [(i, {"name": f"s{i}", "score": i}, 1) for i in range(3)]

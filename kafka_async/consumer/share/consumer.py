@@ -66,6 +66,7 @@ from ...cluster.lifecycle import Lifecycle
 from ...cluster.tasks import BackgroundTasks
 from ...errors import BackgroundTaskError, ConfigError, KafkaError, KafkaTimeoutError
 from ...observability import ConsumeEvent, call_hook
+from ...serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
 from ...structs import ClientState, TopicPartition
 from .._signal import Signal
 from ..config import Deserializer
@@ -192,6 +193,11 @@ class ShareConsumer(Generic[K, V]):
         self._hooks = cfg.hooks
         #: An error found while handing records out, raised by the next poll.
         self._deferred: KafkaError | None = None
+        #: A deserializer's NeedsResolution met by _take (the record stays in the buffer):
+        #: (the request, its partition, offset, "key"/"value").
+        self._needs: tuple[NeedsResolution, TopicPartition, int, str] | None = None
+        #: Why that resolution failed: _take then fails the record with it.
+        self._resolve_failed: Exception | None = None
         self.records_delivered = 0
         self.polls = 0
         self.callback_errors = 0
@@ -524,6 +530,27 @@ class ShareConsumer(Generic[K, V]):
                 await self._changed.wait(None, event)
         self._check()
         out = self._take(limit)
+        resolved: tuple[TopicPartition, int, str] | None = None
+        while self._needs is not None and not out:
+            # A deserializer needs async I/O (a schema id it has not cached) for the first
+            # record: do it, then take again (the record waits in the buffer meanwhile).
+            need, tp, offset, origin = self._needs
+            self._needs = None
+            if (tp, offset, origin) == resolved:
+                self._resolve_failed = UnresolvedSerializerError(
+                    f"the {origin} deserializer needs a resolution again right after it "
+                    f"resolved: {need}"
+                )
+            else:
+                try:
+                    await resolve_within(need, self._config.client.request_timeout_ms / 1000)
+                except Exception as err:
+                    self._resolve_failed = err  # the record fails with it, as a raise would
+                resolved = (tp, offset, origin)
+            try:
+                out = self._take(limit)
+            finally:
+                self._resolve_failed = None
         if self._hooks is not None and out:
             self._report(out, start_ns)
         return out
@@ -533,6 +560,7 @@ class ShareConsumer(Generic[K, V]):
         buffer = self._fetcher.buffer
         kd = self._config.key_deserializer
         vd = self._config.value_deserializer
+        self._needs = None
         taken = 0
         while buffer and taken < limit:
             completed = buffer[0]
@@ -550,6 +578,14 @@ class ShareConsumer(Generic[K, V]):
                     origin = "value"
                     value: Any = vd(r.value) if vd is not None else r.value
                 except Exception as exc:
+                    if isinstance(exc, NeedsResolution):
+                        if self._resolve_failed is None:
+                            # Back into the buffer: getmany resolves, then takes it again.
+                            records.appendleft(r)
+                            n -= 1
+                            self._needs = (exc, tp, r.offset, origin)
+                            break
+                        exc = self._resolve_failed
                     self._book.add(node_id, tp, r.offset, int(AcknowledgeType.RELEASE))
                     error = RecordDeserializationError(
                         tp.topic, tp.partition, r.offset, origin, exc
@@ -586,6 +622,8 @@ class ShareConsumer(Generic[K, V]):
                 buffer.popleft()
             if not bucket:
                 del out[tp]
+            if self._needs is not None:
+                break
         self.records_delivered += taken
         return out
 
