@@ -14,7 +14,9 @@ event loop, so it raises :class:`NeedsResolution` instead, carrying the async wo
   deserialized, await the resolution (bounded by ``default_api_timeout_ms``) and deserialize
   the same record again; positions do not move meanwhile. A failed resolution is a
   :class:`~kafka_async.errors.RecordDeserializationError` naming the record, with the
-  resolver's error as ``cause``; the next read tries the same record again.
+  resolver's error as ``cause``; the next read tries the same record again. The share
+  consumer does the same within ``request_timeout_ms`` (the record waits in its buffer); a
+  failed resolution fails that record as a deserializer's error does (it is released).
 
 The exception is only ever raised on the first record that meets something new; a
 serializer raises it at most once per resolution (raising it again right after a successful
