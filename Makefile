@@ -84,6 +84,13 @@ soak: $(STAMP)
 chaos: $(STAMP)
 	$(BIN)/python -m tests.harness.chaos $(ARGS)
 
+# make compat: the broker tests against every Apache Kafka release we claim, 2.8.2 (ZooKeeper)
+# to 4.4.0 (issue 25; hours, outside CI); writes docs/compatibility.md. A part of it:
+# make compat ARGS="--releases 2.8.2 3.9.1 -- tests/producer/test_producer_integration.py"
+.PHONY: compat
+compat: $(STAMP)
+	$(BIN)/python tools/compat.py $(ARGS)
+
 clean:
 	rm -rf $(VENV) .venv-py3* .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
 

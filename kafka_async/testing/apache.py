@@ -1,4 +1,4 @@
-"""Real Apache Kafka 4.x for tests: fetched from Maven Central, run as KRaft nodes on loopback.
+"""Real Apache Kafka for tests: fetched from Maven Central, run as KRaft nodes on loopback.
 
 :class:`ApacheKafka` starts one node (or ``nodes=3`` for a replicated cluster), each a combined
 broker+controller JVM, and waits until every broker logs that it has started::
@@ -33,8 +33,19 @@ behind its bootstrap address), ``pause_node(id)`` / ``resume_node(id)`` freeze a
 (SIGSTOP/SIGCONT). Most methods have an ``a``-prefixed async twin. ``leader_of`` and
 ``coordinator_of`` tell which node leads a partition or coordinates a group.
 
+Older releases (the version matrix, ``make compat``): any release from 2.8 on runs.
+``mode="kraft"`` (the default from 3.3, the only mode of 4.x) or ``mode="zookeeper"`` (the
+default before 3.3, and allowed up to 3.9): then a ZooKeeper server (its own
+``ZooKeeperServerMain``, from the same classpath) runs as one more JVM on a free loopback port
+and each node is a ZooKeeper-mode broker (``broker.id``, ``zookeeper.connect``, no storage
+format, ``AclAuthorizer``; SCRAM users are written with ``kafka.admin.ConfigCommand
+--zookeeper``). Only settings a release knows are written (the KIP-848 and share-group ones
+from 4.0 on, SCRAM users at format time from 3.5 on), releases before 4.0 log through Log4j 1
+(reload4j) with the binding their POMs bring, and the readiness line is the one the mode logs.
+
 Settings from the environment: ``KAFKA_ASYNC_APACHE_VERSION`` (default
-:data:`DEFAULT_VERSION`), ``KAFKA_ASYNC_CACHE`` (default ``$XDG_CACHE_HOME/kafka-async`` or
+:data:`DEFAULT_VERSION`), ``KAFKA_ASYNC_APACHE_MODE`` (``kraft``, ``zookeeper``; default: the
+release's own), ``KAFKA_ASYNC_CACHE`` (default ``$XDG_CACHE_HOME/kafka-async`` or
 ``~/.cache/kafka-async``), ``KAFKA_ASYNC_APACHE_HEAP`` (default ``512m``), ``JAVA_HOME``,
 ``KAFKA_ASYNC_MAVEN_REPO`` (a Maven Central mirror for the locked downloads), ``MAVEN``.
 """
@@ -92,6 +103,12 @@ DEFAULT_VERSION = "4.1.1"
 #: The log line a broker prints once it has caught up with the controller, is unfenced and
 #: accepts connections; an open port alone is not ready.
 READY_LINE = b"Kafka Server started"
+#: The same for a broker in ZooKeeper mode (2.8 and 3.x).
+ZK_READY_LINE = b"] started (kafka.server.KafkaServer)"
+#: The Log4j 2 of Kafka 4.0's .tgz, whose POMs name none (4.1 and later bring it).
+LOG4J2_FOR_4_0 = "2.24.3"
+#: The broker modes: KRaft (3.3 and later) and ZooKeeper (2.8 and 3.x).
+MODES = ("kraft", "zookeeper")
 #: Users every security-enabled cluster knows: PLAIN users from the JAAS file, SCRAM users
 #: (both SHA-256 and SHA-512) written into the initial metadata at format time.
 SASL_USERS: Mapping[str, str] = {
@@ -322,9 +339,31 @@ def _fetch(version: str, target: Path, mvn: str) -> None:
             log,
         )
         # The binding from SLF4J to Log4j2, which the .tgz adds outside the POMs: without it
-        # the broker logs nothing, and its readiness line is never seen.
+        # the broker logs nothing, and its readiness line is never seen. Releases before 4.0
+        # log through Log4j 1 (reload4j) and their POMs bring the binding themselves.
         slf4j = _jar_version(libs, "slf4j-api")
         log4j = _jar_version(libs, "log4j-core")
+        if (
+            log4j is None
+            and slf4j is not None
+            and (_jar_version(libs, "slf4j-reload4j") or _jar_version(libs, "slf4j-log4j12"))
+        ):
+            _finish_fetch(libs, version, target)
+            return
+        if log4j is None and slf4j is not None and _version_tuple(version) >= (4, 0):
+            # 4.0.x's POMs name no Log4j 2 at all (the .tgz ships it): the version 4.0 uses.
+            log4j = LOG4J2_FOR_4_0
+            for artifact in ("log4j-api", "log4j-core"):
+                _run_maven(
+                    mvn,
+                    pom,
+                    [
+                        "dependency:copy",
+                        f"-Dartifact=org.apache.logging.log4j:{artifact}:{log4j}",
+                        f"-DoutputDirectory={libs}",
+                    ],
+                    log,
+                )
         if slf4j is None or log4j is None:
             raise KafkaPrerequisiteError(
                 f"Kafka {version}'s dependencies lack slf4j-api or log4j-core; "
@@ -341,15 +380,19 @@ def _fetch(version: str, target: Path, mvn: str) -> None:
             ],
             log,
         )
-        if not (libs / f"kafka_2.13-{version}.jar").exists():
-            raise KafkaPrerequisiteError(f"Maven did not bring kafka_2.13-{version}.jar")
-        final = target / "libs"
-        if final.exists():
-            shutil.rmtree(final)
-        libs.rename(final)
-        (target / "COMPLETE").write_text(f"kafka_2.13 {version}\n")
+        _finish_fetch(libs, version, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _finish_fetch(libs: Path, version: str, target: Path) -> None:
+    if not (libs / f"kafka_2.13-{version}.jar").exists():
+        raise KafkaPrerequisiteError(f"Maven did not bring kafka_2.13-{version}.jar")
+    final = target / "libs"
+    if final.exists():
+        shutil.rmtree(final)
+    libs.rename(final)
+    (target / "COMPLETE").write_text(f"kafka_2.13 {version}\n")
 
 
 def maven_repository() -> str:
@@ -526,6 +569,40 @@ logger.statechange.level = WARN
 """
 
 
+#: Log4j 1 (reload4j) configuration for releases before 4.0: the same lines on the console.
+_LOG4J1 = """\
+log4j.rootLogger=INFO, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.kafka.zookeeper=WARN
+"""
+
+
+def default_mode(version: str) -> str:
+    """The mode a release runs in unless told: ``$KAFKA_ASYNC_APACHE_MODE`` where the release
+    has it, else KRaft from 3.3 on (production-ready there; the only mode of 4.x) and
+    ZooKeeper before."""
+    wanted = os.environ.get("KAFKA_ASYNC_APACHE_MODE", "").strip().lower()
+    if wanted:
+        return _check_mode(version, wanted)
+    return "kraft" if _version_tuple(version) >= (3, 3) else "zookeeper"
+
+
+def _check_mode(version: str, mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    release = _version_tuple(version)
+    if mode == "zookeeper" and release >= (4, 0):
+        raise ValueError(f"Apache Kafka {version} has no ZooKeeper mode")
+    if mode == "kraft" and release < (3, 3):
+        raise ValueError(f"KRaft is production-ready only from Kafka 3.3 (asked: {version})")
+    return mode
+
+
 @dataclass
 class _Node:
     node_id: int
@@ -551,7 +628,8 @@ class _Node:
 
 
 class ApacheKafka:
-    """Apache Kafka 4.x in KRaft mode: ``nodes`` combined broker+controller JVMs on loopback.
+    """Apache Kafka in KRaft mode (``nodes`` combined broker+controller JVMs on loopback) or,
+    for releases before 4.0, in ZooKeeper mode (``nodes`` brokers and one ZooKeeper JVM).
 
     Args:
         nodes: how many nodes (1 for a single broker; 3 for a replicated cluster).
@@ -588,6 +666,7 @@ class ApacheKafka:
         node_prefix: a command each node's JVM is started through, per node id, e.g.
             ``{1: ["ip", "netns", "exec", "ns1"]}`` (it must exec the JVM: signals go to
             its pid).
+        mode: ``"kraft"`` or ``"zookeeper"`` (2.8 to 3.9); default :func:`default_mode`.
     """
 
     kind = "apache"
@@ -611,6 +690,7 @@ class ApacheKafka:
         jvm_options: Sequence[str] = (),
         node_hosts: Mapping[int, str] | None = None,
         node_prefix: Mapping[int, Sequence[str]] | None = None,
+        mode: str | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {nodes}")
@@ -619,6 +699,13 @@ class ApacheKafka:
         self._controllers = nodes if controllers is None else controllers
         self.node_config = {int(k): dict(v) for k, v in (node_config or {}).items()}
         self.version = version or default_version()
+        #: ``"kraft"`` or ``"zookeeper"``.
+        self.mode = (
+            _check_mode(self.version, mode) if mode is not None else default_mode(self.version)
+        )
+        self._zk_port = 0
+        self._zk_proc: subprocess.Popen[bytes] | None = None
+        self._zk_log: IO[bytes] | None = None
         self.security = security
         self.broker_config = dict(broker_config or {})
         self.features = dict(features or {})
@@ -700,7 +787,7 @@ class ApacheKafka:
     def __repr__(self) -> str:
         running = [i for i, n in self._nodes.items() if n.running]
         return (
-            f"<ApacheKafka {self.version} nodes={self._node_count} running={running} "
+            f"<ApacheKafka {self.version} {self.mode} nodes={self._node_count} running={running} "
             f"security={self.security}>"
         )
 
@@ -720,9 +807,13 @@ class ApacheKafka:
         if self.security:
             self.tls = make_tls_files(self._workdir / "pki")
         taken: set[int] = {self._first_port} if self._first_port else set()
+        zookeeper = self.mode == "zookeeper"
+        if zookeeper:
+            self._zk_port = _procs.free_port()
+            taken.add(self._zk_port)
         for node_id in self.node_ids:
             ports: dict[str, int] = {}
-            for name in [*self.listeners, "CONTROLLER"]:
+            for name in [*self.listeners, *([] if zookeeper else ["CONTROLLER"])]:
                 if node_id == 1 and name == "PLAINTEXT" and self._first_port:
                     ports[name] = self._first_port
                     continue
@@ -738,6 +829,8 @@ class ApacheKafka:
             self._nodes[node_id] = _Node(node_id, folder, ports, log_path, host=host)
 
     def _voters(self) -> str:
+        if self.mode == "zookeeper":
+            return ""
         return ",".join(
             f"{n.node_id}@{n.host}:{n.ports['CONTROLLER']}"
             for n in self._nodes.values()
@@ -751,7 +844,7 @@ class ApacheKafka:
         replicas = str(min(3, self._node_count))
         min_isr = str(min(2, self._node_count))
         controller = node_id <= self._controllers
-        bound = listeners if controller else self.listeners
+        bound = listeners if controller and self.mode == "kraft" else self.listeners
         props: dict[str, str] = {
             "process.roles": "broker,controller" if controller else "broker",
             "node.id": str(node_id),
@@ -792,6 +885,28 @@ class ApacheKafka:
             "broker.heartbeat.interval.ms": "1000",
             "broker.session.timeout.ms": "6000",
         }
+        release = _version_tuple(self.version)
+        if release < (4, 0):
+            # KIP-848 and share-group settings do not exist before 4.0 (some fail start-up).
+            for key in [k for k in props if k.startswith(("group.consumer.", "group.share."))]:
+                del props[key]
+            for key in [k for k in props if k.startswith("share.coordinator.")]:
+                del props[key]
+        if self.mode == "zookeeper":
+            for key in ("process.roles", "node.id", "controller.quorum.voters"):
+                del props[key]
+            for key in ("controller.listener.names", "broker.heartbeat.interval.ms"):
+                del props[key]
+            del props["broker.session.timeout.ms"]
+            props["broker.id"] = str(node_id)
+            props["zookeeper.connect"] = f"127.0.0.1:{self._zk_port}"
+            props["zookeeper.connection.timeout.ms"] = "30000"
+            props["listeners"] = ",".join(
+                f"{n}://{node.host}:{node.ports[n]}" for n in self.listeners
+            )
+            props["listener.security.protocol.map"] = ",".join(
+                f"{n}:{p}" for n, p in self.listeners.items()
+            )
         if self.security:
             props.update(self._security_properties())
         props.update(self.broker_config)
@@ -819,6 +934,18 @@ class ApacheKafka:
             # Delegation tokens on (KIP-48); the same key on every node of this cluster.
             "delegation.token.secret.key": f"kafka-async-test-{self.cluster_id}",
         }
+        if self.mode == "zookeeper":
+            props["authorizer.class.name"] = "kafka.security.authorizer.AclAuthorizer"
+        if _version_tuple(self.version) < (3, 0):
+            # The name of the setting before KIP-681 (Kafka 3.0).
+            props["delegation.token.master.key"] = props.pop("delegation.token.secret.key")
+            # 2.8 refuses a PEM key store without a key password (an encrypted key), and
+            # Java 17 cannot read OpenSSL 3's encrypted PEM keys: a PKCS12 store instead.
+            store, password = _pkcs12_keystore(self.tls.broker_keystore)
+            props["ssl.keystore.type"] = "PKCS12"
+            props["ssl.keystore.location"] = str(store)
+            props["ssl.keystore.password"] = password
+            props["ssl.key.password"] = password
         for listener in ("sasl_plaintext", "sasl_ssl", "reauth"):
             prefix = f"listener.name.{listener}"
             props[f"{prefix}.plain.sasl.jaas.config"] = (
@@ -840,7 +967,14 @@ class ApacheKafka:
         lines = [f"{k}={_escape(v)}" for k, v in self.server_properties(node.node_id).items()]
         path.write_text("\n".join(lines) + "\n")
         (node.folder / "log4j2.properties").write_text(_LOG4J2)
+        (node.folder / "log4j.properties").write_text(_LOG4J1)
         return path
+
+    def _log_flag(self, folder: Path) -> str:
+        """The JVM flag naming the logging configuration (Log4j 2 from 4.0, Log4j 1 before)."""
+        if _version_tuple(self.version) >= (4, 0):
+            return f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}"
+        return f"-Dlog4j.configuration=file:{folder / 'log4j.properties'}"
 
     def _jvm(self, node: _Node) -> list[str]:
         return [
@@ -849,24 +983,118 @@ class ApacheKafka:
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
             "-Djava.awt.headless=true",
-            f"-Dlog4j2.configurationFile={node.folder / 'log4j2.properties'}",
+            self._log_flag(node.folder),
             *self.jvm_options,
         ]
 
     def _format_argv(self, dist: KafkaDistribution, node: _Node, config: Path) -> list[str]:
         args = ["format", "-t", self.cluster_id, "-c", str(config), "--ignore-formatted"]
-        if self.security:
+        release = _version_tuple(self.version)
+        if self.security and release >= (3, 5):  # SCRAM in KRaft metadata: 3.5 and later
             for user, password in SASL_USERS.items():
                 for mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
                     args += ["--add-scram", f"{mech}=[name={user},password={password}]"]
         features = dict(self.features)
-        if _version_tuple(self.version) < (4, 2):
+        if (4, 1) <= release < (4, 2):
             # Share groups (KIP-932) are off unless the feature is set at format time.
             features.setdefault("share.version", "1")
         for name, level in features.items():
             args += ["--feature", f"{name}={level}"]
-        jvm = ["-Xmx256m", f"-Dlog4j2.configurationFile={node.folder / 'log4j2.properties'}"]
+        jvm = ["-Xmx256m", self._log_flag(node.folder)]
         return dist.java_command("kafka.tools.StorageTool", *args, jvm=jvm)
+
+    # -- ZooKeeper mode ----------------------------------------------------------------------
+
+    @property
+    def _ready_line(self) -> bytes:
+        return ZK_READY_LINE if self.mode == "zookeeper" else READY_LINE
+
+    @property
+    def zookeeper_connect(self) -> str | None:
+        """``127.0.0.1:PORT`` of the cluster's ZooKeeper (ZooKeeper mode), else None."""
+        return f"127.0.0.1:{self._zk_port}" if self.mode == "zookeeper" and self._zk_port else None
+
+    def _start_zookeeper(self, dist: KafkaDistribution) -> None:
+        """Start the cluster's ZooKeeper (once; it outlives node restarts) and, on its first
+        start with ``security=True``, write the SCRAM users into it."""
+        if self._zk_proc is not None and self._zk_proc.poll() is None:
+            return
+        assert self._workdir is not None
+        folder = self._workdir / "zookeeper"
+        first = not folder.exists()
+        folder.mkdir(exist_ok=True)
+        (folder / "log4j.properties").write_text(_LOG4J1)
+        cfg = folder / "zoo.cfg"
+        cfg.write_text(
+            f"dataDir={folder / 'data'}\nclientPort={self._zk_port}\n"
+            "clientPortAddress=127.0.0.1\ntickTime=2000\nmaxClientCnxns=0\n"
+            "admin.enableServer=false\n"
+        )
+        log_path = _procs.log_dir() / f"apache-kafka-{self._tag}-zookeeper.log"
+        if self._zk_log is None:
+            self._zk_log = open(log_path, "ab")  # noqa: SIM115 - closed in _stop_zookeeper
+        jvm = ["-Xmx128m", f"-Dlog4j.configuration=file:{folder / 'log4j.properties'}"]
+        argv = dist.java_command(
+            "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg), jvm=jvm
+        )
+        self._zk_proc = _procs.spawn(argv, log=self._zk_log, env=os.environ)
+        deadline = time.monotonic() + 60.0
+        while not _port_open(self._zk_port):
+            if self._zk_proc.poll() is not None or time.monotonic() > deadline:
+                raise BrokerStartError(
+                    f"ZooKeeper for Apache Kafka {self.version} did not start; log {log_path}:\n"
+                    f"{_procs.tail(log_path, 30)}"
+                )
+            time.sleep(0.1)
+        if first and self.security:
+            self._add_scram_users_zookeeper(dist, folder)
+
+    def _add_scram_users_zookeeper(self, dist: KafkaDistribution, folder: Path) -> None:
+        """SCRAM-SHA-256/512 credentials of :data:`SASL_USERS` via ``ConfigCommand --zookeeper``
+        (a JVM per user, in parallel)."""
+        procs = []
+        for user, password in SASL_USERS.items():
+            creds = f"SCRAM-SHA-256=[password={password}],SCRAM-SHA-512=[password={password}]"
+            argv = dist.java_command(
+                "kafka.admin.ConfigCommand",
+                "--zookeeper",
+                f"127.0.0.1:{self._zk_port}",
+                "--alter",
+                "--add-config",
+                creds,
+                "--entity-type",
+                "users",
+                "--entity-name",
+                user,
+                jvm=["-Xmx128m", f"-Dlog4j.configuration=file:{folder / 'log4j.properties'}"],
+            )
+            out = open(folder / f"scram-{user}.log", "wb")  # noqa: SIM115 - closed below
+            procs.append((user, subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT), out))
+        try:
+            for user, proc, _out in procs:
+                try:
+                    code = proc.wait(_FORMAT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    code = -1
+                if code != 0:
+                    raise BrokerStartError(
+                        f"kafka.admin.ConfigCommand could not add SCRAM user {user} "
+                        f"(status {code}):\n{_procs.tail(folder / f'scram-{user}.log', 20)}"
+                    )
+        finally:
+            for _user, proc, out in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                out.close()
+
+    def _stop_zookeeper(self) -> None:
+        proc, self._zk_proc = self._zk_proc, None
+        if proc is not None:
+            _procs.terminate_sync(proc, 10.0)
+        if self._zk_log is not None:
+            self._zk_log.close()
+            self._zk_log = None
 
     # -- process control ---------------------------------------------------------------------
 
@@ -876,6 +1104,8 @@ class ApacheKafka:
         try:
             for node in self._nodes.values():
                 config = self._write_config(node)
+                if self.mode == "zookeeper":
+                    node.formatted = True  # brokers in ZooKeeper mode need no format step
                 if node.formatted:
                     continue
                 out: IO[bytes] = open(node.folder / "format.log", "wb")  # noqa: SIM115
@@ -929,7 +1159,7 @@ class ApacheKafka:
         try:
             with open(node.log_path, "rb") as f:
                 f.seek(node.log_mark)
-                seen = READY_LINE in f.read()
+                seen = self._ready_line in f.read()
         except OSError:
             seen = False
         if seen:
@@ -949,6 +1179,8 @@ class ApacheKafka:
         if self.distribution is None:
             self.distribution = ensure_distribution(self.version, cache_dir=self.cache_dir)
         self._layout()
+        if self.mode == "zookeeper":
+            self._start_zookeeper(self.distribution)
         self._format(self.distribution)
         return [n for n in self._nodes.values() if not n.running]
 
@@ -966,6 +1198,7 @@ class ApacheKafka:
             self._wait_ready(nodes)
         except BaseException:
             self._kill_all()
+            self._stop_zookeeper()
             raise
         return self
 
@@ -1001,6 +1234,7 @@ class ApacheKafka:
                 _procs.kill_sync(proc)
 
     def _cleanup(self) -> None:
+        self._stop_zookeeper()
         for node in self._nodes.values():
             if node.log is not None:
                 node.log.close()
@@ -1082,6 +1316,7 @@ class ApacheKafka:
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._akill_all()
+                self._stop_zookeeper()
             raise
         return self
 
@@ -1406,6 +1641,45 @@ def _escape(value: str) -> str:
 
 def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def _pkcs12_keystore(pem: Path) -> tuple[Path, str]:
+    """A PKCS12 copy (beside ``pem``) of a PEM key store (PKCS#8 key + chain) and its
+    password, for releases that take no unencrypted PEM key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    password = "kafka-async-test"
+    data = pem.read_bytes()
+    key: PrivateKeyTypes = serialization.load_pem_private_key(data, password=None)
+    chain = x509.load_pem_x509_certificates(data)
+    encryption = (
+        serialization.PrivateFormat.PKCS12.encryption_builder()
+        .kdf_rounds(2048)
+        .key_cert_algorithm(pkcs12.PBES.PBESv1SHA1And3KeyTripleDESCBC)
+        .hmac_hash(hashes.SHA1())
+        .build(password.encode())
+    )
+    blob = pkcs12.serialize_key_and_certificates(
+        b"broker",
+        key,  # type: ignore[arg-type]
+        chain[0],
+        chain[1:] or None,
+        encryption,
+    )
+    store = pem.with_suffix(".p12")
+    store.write_bytes(blob)
+    return store, password
+
+
+def _port_open(port: int, host: str = "127.0.0.1") -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)
+        return s.connect_ex((host, port)) == 0
 
 
 def _new_cluster_id() -> str:

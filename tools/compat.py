@@ -1,0 +1,248 @@
+"""The version matrix: the broker tests against every Apache Kafka release we claim (issue 25).
+
+For each release (and mode) of :data:`MATRIX` this runs the Apache tier's selection of tests
+(``-m 'integration and not slow' --kafka-broker=apache``, as ``make test`` does) with
+``KAFKA_ASYNC_APACHE_VERSION`` and ``KAFKA_ASYNC_APACHE_MODE`` set, reads pytest's JUnit XML,
+prints a table (release, mode, passed, skipped, failed) and writes it, dated, to
+``docs/compatibility.md`` with the skip reasons and the first failures of each release.
+Rows of releases not run this time are kept as they were (with their own date).
+
+    python tools/compat.py                                  # the whole matrix (hours)
+    python tools/compat.py --releases 2.8.2 3.9.1 -- tests/producer/test_producer_integration.py
+
+A full run takes hours on two cores; ``--releases`` and test paths after ``--`` run a part
+(the table then names the paths it ran). ``make compat ARGS="..."`` passes ``ARGS`` here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "compatibility.md"
+#: (release, mode) in the order they run: the oldest first.
+MATRIX: list[tuple[str, str]] = [
+    ("2.8.2", "zookeeper"),
+    ("3.6.2", "zookeeper"),
+    ("3.9.1", "kraft"),
+    ("4.0.2", "kraft"),
+    ("4.1.1", "kraft"),
+    ("4.2.2", "kraft"),
+    ("4.3.1", "kraft"),
+    ("4.4.0", "kraft"),
+]
+_DATA = re.compile(r"<!-- compat-data (.*?) -->", re.S)
+
+
+@dataclass
+class Row:
+    """The outcome of one release's run."""
+
+    release: str
+    mode: str
+    date: str
+    passed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    #: Test paths run, or empty for the whole selection.
+    paths: list[str] = field(default_factory=list)
+    #: Skip reason -> how many tests it skipped.
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+    #: "test id: first line of the failure", the first few.
+    failures: list[str] = field(default_factory=list)
+    #: Set when pytest itself did not run (no report).
+    note: str = ""
+
+
+def parse_junit(path: Path, row: Row) -> None:
+    """Count passed/skipped/failed/errors of a JUnit XML report into ``row``."""
+    reasons: Counter[str] = Counter()
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        skipped = case.find("skipped")
+        failure = case.find("failure")
+        error = case.find("error")
+        if failure is not None or error is not None:
+            bad = failure if failure is not None else error
+            assert bad is not None
+            if failure is not None:
+                row.failed += 1
+            else:
+                row.errors += 1
+            message = (bad.get("message") or bad.text or "").strip().splitlines()
+            if len(row.failures) < 10:
+                row.failures.append(f"{name}: {message[0][:200] if message else '?'}")
+        elif skipped is not None:
+            row.skipped += 1
+            reason = (skipped.get("message") or "").strip()
+            reasons[re.sub(r"\s+", " ", reason)[:160]] += 1
+        else:
+            row.passed += 1
+    row.skip_reasons = dict(reasons.most_common(12))
+
+
+def run_release(
+    release: str, mode: str, paths: list[str], workers: int, timeout: float, python: str
+) -> Row:
+    """Run the broker tests against one release; the result as a :class:`Row`."""
+    row = Row(release, mode, datetime.date.today().isoformat(), paths=list(paths))
+    report = Path(tempfile.mkdtemp(prefix="compat-")) / f"junit-{release}.xml"
+    argv = [
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--kafka-broker=apache",
+        "-m",
+        "integration and not slow",
+        f"--junitxml={report}",
+        "-o",
+        "junit_logging=no",
+    ]
+    if workers > 1:
+        argv += ["-n", str(workers), "--dist", "loadfile"]
+    argv += paths
+    env = {
+        **os.environ,
+        "KAFKA_ASYNC_APACHE_VERSION": release,
+        "KAFKA_ASYNC_APACHE_MODE": mode,
+    }
+    print(f"== Apache Kafka {release} ({mode}): {' '.join(argv[1:])}", flush=True)
+    start = time.monotonic()
+    try:
+        subprocess.run(argv, cwd=ROOT, env=env, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        row.note = f"did not finish within {timeout:.0f} s"
+    row.seconds = round(time.monotonic() - start, 1)
+    if report.exists():
+        parse_junit(report, row)
+    elif not row.note:
+        row.note = "pytest wrote no report (it could not start: see its output)"
+    return row
+
+
+def load_rows(doc: Path = DOC) -> dict[tuple[str, str], Row]:
+    """The rows kept in ``doc`` (its data comment), by (release, mode)."""
+    if not doc.exists():
+        return {}
+    match = _DATA.search(doc.read_text())
+    if not match:
+        return {}
+    return {(r["release"], r["mode"]): Row(**r) for r in json.loads(match.group(1))}
+
+
+def _version_key(row: Row) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", row.release)[:3])
+
+
+def table(rows: list[Row]) -> str:
+    """The Markdown table of ``rows``."""
+    lines = [
+        "| Release | Mode | Passed | Skipped | Failed | Run on | Tests run |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        what = ", ".join(f"`{p}`" for p in r.paths) if r.paths else "all broker tests"
+        if r.note:
+            what += f" ({r.note})"
+        lines.append(
+            f"| {r.release} | {r.mode} | {r.passed} | {r.skipped} | {r.failed + r.errors} "
+            f"| {r.date} | {what} |"
+        )
+    return "\n".join(lines)
+
+
+def render(rows: list[Row]) -> str:
+    """The whole of ``docs/compatibility.md``."""
+    rows = sorted(rows, key=_version_key)
+    out = [
+        "# Broker compatibility",
+        "",
+        "Which Apache Kafka releases kafka-async has been run against, and how the broker tests",
+        "went on each. The table is written by `make compat` (`tools/compat.py`), which runs the",
+        "Apache tier's tests (`-m 'integration and not slow'`) against each release fetched from",
+        "Maven Central: ZooKeeper mode for 2.8 and 3.6, KRaft from 3.9 on. A feature a release",
+        "lacks is skipped by what the broker advertises in ApiVersions, and the skip says what",
+        "was missing. Each row is dated: a row is only as current as its date, and a row that",
+        "ran only some test files names them.",
+        "",
+        table(rows),
+        "",
+    ]
+    for r in rows:
+        if not (r.skip_reasons or r.failures):
+            continue
+        out += [f"## {r.release} ({r.mode}), {r.date}", ""]
+        if r.failures:
+            out += ["Failures (the first ten):", ""]
+            out += [f"- `{f.split(': ', 1)[0]}`: {_md(f.split(': ', 1)[-1])}" for f in r.failures]
+            out.append("")
+        if r.skip_reasons:
+            out += ["Skip reasons (the most frequent):", ""]
+            out += [
+                f"- {n} x {_md(reason) or '(no reason given)'}"
+                for reason, n in r.skip_reasons.items()
+            ]
+            out.append("")
+    data = json.dumps([asdict(r) for r in rows], indent=1, sort_keys=True)
+    out += [f"<!-- compat-data {data} -->", ""]
+    return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--releases",
+        nargs="+",
+        metavar="RELEASE[:MODE]",
+        help="run only these releases (e.g. 2.8.2 3.6.2:zookeeper 3.9.1:kraft)",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (default 2)")
+    parser.add_argument(
+        "--timeout", type=float, default=4 * 3600, help="seconds per release (default 4 h)"
+    )
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the docs")
+    parser.add_argument("paths", nargs="*", help="test paths (default: every broker test)")
+    args = parser.parse_args(argv)
+    matrix = MATRIX
+    if args.releases:
+        modes = dict(MATRIX)
+        matrix = []
+        for item in args.releases:
+            release, _, mode = item.partition(":")
+            matrix.append((release, mode or modes.get(release, "kraft")))
+    rows = load_rows()
+    for release, mode in matrix:
+        row = run_release(release, mode, args.paths, args.workers, args.timeout, sys.executable)
+        rows[(release, mode)] = row
+        print(table([row]), flush=True)
+        if not args.no_write:
+            DOC.write_text(render(list(rows.values())))
+    print(table(sorted(rows.values(), key=_version_key)))
+    if not args.no_write:
+        print(f"wrote {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
