@@ -896,7 +896,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed = random.randrange(1, 10_000)
     import anyio
 
-    cleanup()
     rig = Rig(nodes=3, clients=1)
     started = time.monotonic()
     try:

@@ -32,10 +32,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 
@@ -48,6 +50,8 @@ PREFIX = "kfr-"
 #: The rig's private /24 (not used on this machine: checked before use).
 SUBNET = "10.213.29"
 _CLONE_NEWNET = 0x40000000
+#: One rig at a time on a machine (they share the subnet): build() holds this lock.
+LOCK_PATH = "/run/kafka-async-netns-rig.lock"
 
 
 class RigError(RuntimeError):
@@ -140,7 +144,7 @@ class Rig:
         self.down: set[str] = set()
         self.slowed: set[str] = set()
         self.built = False
-        self._root: int | None = None
+        self._lock: int | None = None
 
     # -- names -----------------------------------------------------------------------------
 
@@ -163,14 +167,43 @@ class Rig:
 
     # -- build and tear down ---------------------------------------------------------------
 
-    def build(self) -> Rig:
-        """Create namespaces, bridge, veths, addresses, the root guard route; then verify."""
+    def _acquire(self, timeout: float) -> None:
+        fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise RigError(f"another rig held {LOCK_PATH} for {timeout} s") from None
+                time.sleep(0.5)
+        self._lock = fd
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing drops the flock
+            self._lock = None
+
+    def build(self, wait: float = 900.0) -> Rig:
+        """Create namespaces, bridge, veths, addresses, the root guard route; then verify.
+        Waits up to ``wait`` seconds for another rig of this machine to be torn down."""
         why = rig_available()
         if why:
             raise RigError(why)
-        in_use = _run(["ip", "-o", "addr"]) + _run(["ip", "route"])
+        self._acquire(wait)
+        try:
+            in_use = _run(["ip", "-o", "addr"]) + _run(["ip", "route"])
+        except BaseException:
+            self._release()
+            raise
         if f"{SUBNET}." in in_use:
-            raise RigError(f"{SUBNET}.0/24 is already in use on this machine:\n{in_use}")
+            self._release()
+            raise RigError(
+                f"{SUBNET}.0/24 is already in use on this machine (a rig left over? "
+                f"python -m tests.harness.chaos --cleanup):\n{in_use}"
+            )
         atexit.register(self.teardown)
         self.built = True
         try:
@@ -265,9 +298,13 @@ class Rig:
     def teardown(self) -> None:
         """Kill what runs in the rig, delete its namespaces and the guard route."""
         if not self.built:
+            self._release()
             return
         self.built = False
-        cleanup(f"{PREFIX}{self.tag}-")
+        try:
+            cleanup(f"{PREFIX}{self.tag}-")
+        finally:
+            self._release()
         with contextlib.suppress(Exception):
             atexit.unregister(self.teardown)
 
