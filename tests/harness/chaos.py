@@ -15,6 +15,8 @@ cluster and runs each workload under the same seeded nemesis schedule, printed f
   transaction that fails is aborted and a new producer fences the old and restarts from the
   committed offsets); a read_committed reader must see every input record exactly once, in
   order per partition, and nothing of a transaction aborted on purpose.
+* ``tx-java`` (not in the default list): the same copy with Apache Kafka's
+  TransactionalMessageCopier, in rounds (the tool copies up to the input's end at its start).
 
 Each fault holds for ``--fault-s`` seconds and heals, then the cluster gets ``--heal-s``
 seconds before the next. After the last, an independent read-back (librdkafka, assign mode)
@@ -827,6 +829,124 @@ async def _tx_ours(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outc
     return out
 
 
+async def _tx_java(args: Any, kafka: Any, rig: Any, faults: list[Fault]) -> Outcome:
+    """The copy of ``tx-ours`` with Apache Kafka's TransactionalMessageCopier (one per input
+    partition, transactions of 50, random aborts). The tool copies up to the input's end at
+    its start, so it runs in rounds while the schedule runs: feed 3 s of records, copy,
+    again; a copier that fails is simply started again next round (it resumes from the
+    offsets committed in its transactions). Checked like ``tx-ours``."""
+    import anyio
+
+    from kafka_async import Producer
+    from tests.harness.java_peers import JavaToolError, TransactionalMessageCopier
+    from tests.harness.ledger import encode_value, parse_value
+
+    parts = 3
+    tag = uuid.uuid4().hex[:6]
+    src, dst, group = f"chaos-jin-{tag}", f"chaos-jout-{tag}", f"chaos-jtx-{tag}"
+    for topic in (src, dst):
+        await kafka.acreate_topic(topic, partitions=parts, configs={"min.insync.replicas": "2"})
+    bootstrap = kafka.bootstrap_servers
+    out = Outcome("copy in transactions", "java")
+    run = uuid.uuid4().hex[:8]
+    chunk = max(1, int(args.rate * 3 / parts))
+    fed = 0
+    failures: dict[str, int] = {}
+    progress_times: list[float] = []
+    rounds = 0
+    schedule_done = anyio.Event()
+    nemesis = Nemesis(rig, kafka, lambda: dst)
+
+    async def faults_then_done() -> None:
+        await anyio.sleep(args.heal_s)
+        await nemesis.run(faults, args.fault_s, args.heal_s)
+        schedule_done.set()
+
+    async def copy_round() -> bool:
+        nonlocal rounds
+        rounds += 1
+        copiers = [
+            TransactionalMessageCopier(
+                kafka.distribution,
+                bootstrap,
+                input_topic=src,
+                input_partition=p,
+                output_topic=dst,
+                transactional_id=f"chaos-jtx-{tag}-{p}",
+                group_id=group,
+                transaction_size=50,
+                random_aborts=True,
+                name=f"txn-copier-{p}",
+            )
+            for p in range(parts)
+        ]
+        ok = True
+        for c in copiers:
+            c.start()
+        for c in copiers:
+            try:
+                code = await c.wait_exit(180)
+            except JavaToolError:
+                code = -1
+                await c.kill()
+            progress_times.extend(t for t, _n in c.progress)
+            if code != 0:
+                ok = False
+                failures[f"exit {code}"] = failures.get(f"exit {code}", 0) + 1
+        return ok
+
+    started = time.monotonic()
+    async with (
+        Producer(bootstrap_servers=bootstrap, enable_idempotence=True) as feeder,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(faults_then_done)
+        while not schedule_done.is_set():
+            for seq in range(fed, fed + chunk):
+                for p in range(parts):
+                    await feeder.enqueue(src, encode_value(run, p, seq, 60), partition=p)
+            await feeder.flush(150)
+            fed += chunk
+            await copy_round()
+        ended = time.monotonic()
+        for _ in range(3):  # after the last heal: until every copier finishes cleanly
+            if await copy_round():
+                break
+        else:
+            out.notes.append("the copiers did not finish cleanly in 3 rounds after the faults")
+    out.unavailable_s = _longest_gap(progress_times, started + args.heal_s + 5, ended)
+    seen = await anyio.to_thread.run_sync(lambda: _read_committed(bootstrap, dst, parts))
+    copies: dict[tuple[int, int], int] = {}
+    last_seq: dict[int, int] = {}
+    reordered = misrouted = 0
+    for obs in seen:
+        tag_ = parse_value(obs.value)
+        if tag_ is None or tag_.run_id != run:
+            continue
+        if tag_.partition != obs.partition:
+            misrouted += 1
+        key = (tag_.partition, tag_.seq)
+        copies[key] = copies.get(key, 0) + 1
+        if copies[key] == 1:
+            if tag_.seq < last_seq.get(obs.partition, -1):
+                reordered += 1
+            last_seq[obs.partition] = max(last_seq.get(obs.partition, -1), tag_.seq)
+    expected = {(p, s_) for p in range(parts) for s_ in range(fed)}
+    out.records = len(expected)
+    out.acked = len(copies)
+    out.lost = len(expected - set(copies))
+    out.duplicated = sum(c - 1 for c in copies.values())
+    out.reordered = reordered
+    out.other = {"misrouted": misrouted}
+    out.notes.append(
+        f"{rounds} rounds of 3 copiers; copier failures (restarted): {failures or 'none'}"
+    )
+    for p, s_ in sorted(expected - set(copies))[:5]:
+        out.notes.append(f"lost p{p} seq {s_}")
+    out.seconds = time.monotonic() - started
+    return out
+
+
 def _append(path: str, text: str) -> None:
     with open(path, "a") as fh:
         fh.write(text)
@@ -854,7 +974,12 @@ async def _run(args: Any, rig: Any) -> list[Outcome]:
     print(f"cluster up in {time.monotonic() - t0:.1f} s: {kafka.bootstrap_servers}", flush=True)
     try:
         for workload in args.workloads.split(","):
-            run = {"ours": _ours, "java": _java, "tx-ours": _tx_ours}[workload]
+            run = {
+                "ours": _ours,
+                "java": _java,
+                "tx-ours": _tx_ours,
+                "tx-java": _tx_java,
+            }[workload]
             fresh = [Fault(f.index, f.kind, f.node, f.percent) for f in faults]
             print(f"workload {workload}:", flush=True)
             row = await run(args, kafka, rig, fresh)
