@@ -9,8 +9,11 @@ does), cross-checks each jar against the ``.sha1`` Maven Central publishes besid
 writes the lock module.
 
     python tools/apache_kafka_lock.py 4.1.1 4.4.0
+    python tools/apache_kafka_lock.py --add 2.8.2 3.9.1   # keep the versions already locked
 
-Run it again (with every version to keep) when the default Kafka version changes.
+Run it again (with every version to keep) when the default Kafka version changes. Releases
+before 4.0 log through Log4j 1 (reload4j) and their POMs bring the SLF4J binding: nothing
+is added for them.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ HEADER = '''"""Lock lists of Apache Kafka's runtime jars, by Kafka version (gene
 Written by ``tools/apache_kafka_lock.py`` (the only step that needs Maven). Each entry is
 ``("group:artifact:version", sha256)`` of one jar on Maven Central, whose path is
 ``group/with/slashes/artifact/version/artifact-version.jar``. Together they are the classpath
-of ``kafka.Kafka`` and of ``kafka-tools``, plus the SLF4J-to-Log4j2 binding the POMs lack.
-``kafka_async.testing.apache`` downloads them with urllib and checks every SHA-256.
+of ``kafka.Kafka`` and of ``kafka-tools``, plus (from 4.0) the SLF4J-to-Log4j2 binding the
+POMs lack. ``kafka_async.testing.apache`` downloads them with urllib and checks every SHA-256.
 """
 
 from __future__ import annotations
@@ -84,6 +87,27 @@ def lock(version: str) -> list[tuple[str, str, str, str]]:
         )
         jars = _jars(libs)
         by_artifact = {a: v for _, a, v, _ in jars}
+        if "log4j-core" not in by_artifact and _version_key(version) >= (4, 0):
+            # 4.0.x's POMs name no Log4j 2 (the .tgz ships it): the launcher's version.
+            from kafka_async.testing.apache import LOG4J2_FOR_4_0
+
+            extra = work / "log4j2"
+            for artifact in ("log4j-api", "log4j-core"):
+                coordinates = f"org.apache.logging.log4j:{artifact}:{LOG4J2_FOR_4_0}"
+                _mvn(
+                    pom,
+                    "dependency:copy",
+                    f"-Dartifact={coordinates}",
+                    f"-DoutputDirectory={extra}",
+                )
+                jar = extra / f"{artifact}-{LOG4J2_FOR_4_0}.jar"
+                jars.append(("org.apache.logging.log4j", artifact, LOG4J2_FOR_4_0, jar))
+            by_artifact.update({"log4j-api": LOG4J2_FOR_4_0, "log4j-core": LOG4J2_FOR_4_0})
+        if "log4j-core" not in by_artifact:
+            # Before 4.0: Log4j 1 with the binding in the POMs (slf4j-reload4j/-log4j12).
+            if not {"slf4j-reload4j", "slf4j-log4j12"} & set(by_artifact):
+                raise SystemExit(f"{version}: neither log4j-core nor an SLF4J-Log4j 1 binding")
+            return _checked(jars, version)
         slf4j, log4j = by_artifact["slf4j-api"], by_artifact["log4j-core"]
         binding = "log4j-slf4j-impl" if slf4j.startswith("1.") else "log4j-slf4j2-impl"
         extra = work / "binding"
@@ -95,28 +119,57 @@ def lock(version: str) -> list[tuple[str, str, str, str]]:
         )
         # dependency:copy writes a flat folder: the coordinates are the ones asked for.
         jars.append(("org.apache.logging.log4j", binding, log4j, extra / f"{binding}-{log4j}.jar"))
-        entries = []
-        for group, artifact, ver, jar in jars:
-            data = jar.read_bytes()
-            sha1 = hashlib.sha1(data).hexdigest()
-            if sha1 != _central_sha1(group, artifact, ver):
-                raise SystemExit(f"{jar.name}: SHA-1 differs from Maven Central's .sha1")
-            entries.append((group, artifact, ver, hashlib.sha256(data).hexdigest()))
-        if not any(a == "kafka_2.13" and v == version for _, a, v, _ in entries):
-            raise SystemExit(f"Maven did not bring kafka_2.13 {version}")
-        return entries
+        return _checked(jars, version)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _checked(
+    jars: list[tuple[str, str, str, Path]], version: str
+) -> list[tuple[str, str, str, str]]:
+    """Each jar's SHA-256, after its SHA-1 matched Maven Central's ``.sha1``."""
+    entries = []
+    for group, artifact, ver, jar in jars:
+        data = jar.read_bytes()
+        sha1 = hashlib.sha1(data).hexdigest()
+        if sha1 != _central_sha1(group, artifact, ver):
+            raise SystemExit(f"{jar.name}: SHA-1 differs from Maven Central's .sha1")
+        entries.append((group, artifact, ver, hashlib.sha256(data).hexdigest()))
+    if not any(a == "kafka_2.13" and v == version for _, a, v, _ in entries):
+        raise SystemExit(f"Maven did not bring kafka_2.13 {version}")
+    return entries
+
+
+def _existing() -> dict[str, list[tuple[str, str, str, str]]]:
+    """The versions already in the lock module, as entries."""
+    namespace: dict[str, object] = {}
+    exec(compile(OUT.read_text(), str(OUT), "exec"), namespace)  # our own generated module
+    locks = namespace["LOCKS"]
+    assert isinstance(locks, dict)
+    return {
+        version: [(*coordinates.split(":"), sha256) for coordinates, sha256 in jars]
+        for version, jars in locks.items()
+    }
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="+", help="Kafka versions, e.g. 4.1.1 4.4.0")
+    parser.add_argument(
+        "--add", action="store_true", help="keep the versions already locked (unchanged)"
+    )
     args = parser.parse_args()
-    body = [HEADER]
+    locks = _existing() if args.add else {}
     for version in args.versions:
-        entries = lock(version)
-        print(f"{version}: {len(entries)} jars", file=sys.stderr)
+        locks[version] = lock(version)
+        print(f"{version}: {len(locks[version])} jars", file=sys.stderr)
+    body = [HEADER]
+    for version in sorted(locks, key=_version_key):
+        entries = locks[version]
         body.append(f'    "{version}": (\n')
         for group, artifact, ver, sha256 in entries:
             coordinates = f"{group}:{artifact}:{ver}"

