@@ -158,7 +158,7 @@ def table(rows: list[Row]) -> str:
         "| --- | --- | ---: | ---: | ---: | --- | --- |",
     ]
     for r in rows:
-        what = ", ".join(f"`{p}`" for p in r.paths) if r.paths else "all broker tests"
+        what = f"{len(r.paths)} test paths (listed below)" if r.paths else "all broker tests"
         if r.note:
             what += f" ({r.note})"
         lines.append(
@@ -186,9 +186,11 @@ def render(rows: list[Row]) -> str:
         "",
     ]
     for r in rows:
-        if not (r.skip_reasons or r.failures):
+        if not (r.skip_reasons or r.failures or r.paths):
             continue
         out += [f"## {r.release} ({r.mode}), {r.date}", ""]
+        if r.paths:
+            out += [f"Ran only (in {r.seconds:.0f} s): " + ", ".join(f"`{p}`" for p in r.paths), ""]
         if r.failures:
             out += ["Failures (the first ten):", ""]
             out += [f"- `{f.split(': ', 1)[0]}`: {_md(f.split(': ', 1)[-1])}" for f in r.failures]
