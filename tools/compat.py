@@ -21,6 +21,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,7 @@ def run_release(
         parse_junit(report, row)
     elif not row.note:
         row.note = "pytest wrote no report (it could not start: see its output)"
+    shutil.rmtree(report.parent, ignore_errors=True)
     return row
 
 
@@ -185,6 +187,9 @@ def render(rows: list[Row]) -> str:
         table(rows),
         "",
     ]
+    missing = [f"{v} ({m})" for v, m in MATRIX if not any(r.release == v for r in rows)]
+    if missing:
+        out += [f"Not run yet: {', '.join(missing)}.", ""]
     for r in rows:
         if not (r.skip_reasons or r.failures or r.paths):
             continue
