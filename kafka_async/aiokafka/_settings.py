@@ -7,8 +7,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from kafka_async import errors as _k
-
 
 def client_settings(
     *,
@@ -24,6 +22,8 @@ def client_settings(
     sasl_plain_username: str | None,
     sasl_plain_password: str | None,
     sasl_oauth_token_provider: Any,
+    sasl_kerberos_service_name: str = "kafka",
+    sasl_kerberos_domain_name: str | None = None,
     api_version: object,
     loop: object,
 ) -> dict[str, Any]:
@@ -50,12 +50,13 @@ def client_settings(
     if ssl_context is not None:
         settings["ssl_context"] = ssl_context
     if security_protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        if sasl_mechanism == "GSSAPI":
-            raise _k.ConfigError(
-                "sasl_mechanism='GSSAPI' (Kerberos) is not supported by kafka_async; "
-                "use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"
-            )
         settings["sasl_mechanism"] = sasl_mechanism
+        if sasl_mechanism == "GSSAPI":
+            # aiokafka's two Kerberos arguments; the login itself is kafka_async's (the
+            # ticket cache by default, as aiokafka's gssapi package does).
+            settings["sasl_kerberos_service_name"] = sasl_kerberos_service_name
+            if sasl_kerberos_domain_name is not None:
+                settings["sasl_kerberos_domain_name"] = sasl_kerberos_domain_name
         if sasl_plain_username is not None:
             settings["sasl_plain_username"] = sasl_plain_username
         if sasl_plain_password is not None:

@@ -177,8 +177,9 @@ def _message(error: KafkaError | None) -> str | None:
 
 
 class AIOKafkaAdminClient:
-    """aiokafka's admin client arguments (``loop``, ``api_version``, Kerberos names accepted
-    with no effect); ``admin`` is the :class:`kafka_async.AdminClient` underneath."""
+    """aiokafka's admin client arguments (``loop`` and ``api_version`` accepted with no
+    effect; GSSAPI with aiokafka's Kerberos names); ``admin`` is the
+    :class:`kafka_async.AdminClient` underneath."""
 
     def __init__(
         self,
@@ -200,7 +201,6 @@ class AIOKafkaAdminClient:
         sasl_kerberos_domain_name: str | None = None,
         sasl_oauth_token_provider: Any = None,
     ) -> None:
-        del sasl_kerberos_service_name, sasl_kerberos_domain_name
         self._request_timeout_ms = request_timeout_ms
         settings = client_settings(
             bootstrap_servers=bootstrap_servers,
@@ -215,6 +215,8 @@ class AIOKafkaAdminClient:
             sasl_plain_username=sasl_plain_username,
             sasl_plain_password=sasl_plain_password,
             sasl_oauth_token_provider=sasl_oauth_token_provider,
+            sasl_kerberos_service_name=sasl_kerberos_service_name,
+            sasl_kerberos_domain_name=sasl_kerberos_domain_name,
             api_version=api_version,
             loop=loop,
         )

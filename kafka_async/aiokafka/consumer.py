@@ -175,9 +175,10 @@ class AIOKafkaConsumer:
       ``max_poll_records``, ``ssl_context``, ``security_protocol``,
       ``exclude_internal_topics``, ``connections_max_idle_ms``, ``isolation_level``,
       ``sasl_mechanism``, ``sasl_plain_username``, ``sasl_plain_password``,
-      ``sasl_oauth_token_provider``, ``client_rack``;
-    * accepted with no effect: ``loop`` (warns), ``api_version``, ``consumer_timeout_ms``,
-      ``sasl_kerberos_service_name``/``sasl_kerberos_domain_name`` (GSSAPI is refused).
+      ``sasl_oauth_token_provider``, ``client_rack``, ``sasl_kerberos_service_name``,
+      ``sasl_kerberos_domain_name`` (with ``sasl_mechanism="GSSAPI"``: Kerberos from the
+      ticket cache);
+    * accepted with no effect: ``loop`` (warns), ``api_version``, ``consumer_timeout_ms``.
 
     ``consumer`` is the :class:`kafka_async.Consumer` underneath.
     """
@@ -224,7 +225,7 @@ class AIOKafkaConsumer:
         sasl_oauth_token_provider: Any = None,
         client_rack: str | None = None,
     ) -> None:
-        del consumer_timeout_ms, sasl_kerberos_service_name, sasl_kerberos_domain_name
+        del consumer_timeout_ms
         if max_poll_records is not None and (
             not isinstance(max_poll_records, int) or max_poll_records < 1
         ):
@@ -244,6 +245,8 @@ class AIOKafkaConsumer:
             sasl_plain_username=sasl_plain_username,
             sasl_plain_password=sasl_plain_password,
             sasl_oauth_token_provider=sasl_oauth_token_provider,
+            sasl_kerberos_service_name=sasl_kerberos_service_name,
+            sasl_kerberos_domain_name=sasl_kerberos_domain_name,
             api_version=api_version,
             loop=loop,
         )

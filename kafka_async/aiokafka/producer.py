@@ -10,7 +10,8 @@ What differs from aiokafka, and why (the migration guide lists these too):
 * ``send_batch`` queues the batch's records one by one on the partition given; the future
   gives the first record's metadata (the batch's base offset) once all are acknowledged;
 * ``RecordMetadata.log_start_offset`` is None;
-* ``sasl_mechanism="GSSAPI"`` (Kerberos) is not supported: a ``ConfigError`` says so.
+* ``sasl_mechanism="GSSAPI"`` (Kerberos) logs in from the ticket cache, as aiokafka does, with
+  ``sasl_kerberos_service_name`` / ``sasl_kerberos_domain_name``.
 """
 
 from __future__ import annotations
@@ -171,10 +172,10 @@ class AIOKafkaProducer:
       ``max_request_size``, ``linger_ms``, ``retry_backoff_ms``, ``security_protocol``,
       ``ssl_context``, ``connections_max_idle_ms``, ``enable_idempotence`` (default off, as
       aiokafka), ``transactional_id``, ``transaction_timeout_ms``, ``sasl_mechanism``,
-      ``sasl_plain_username``, ``sasl_plain_password``, ``sasl_oauth_token_provider``;
+      ``sasl_plain_username``, ``sasl_plain_password``, ``sasl_oauth_token_provider``,
+      ``sasl_kerberos_service_name``, ``sasl_kerberos_domain_name`` (GSSAPI);
     * accepted with no effect: ``loop`` (deprecated in aiokafka too; warns), ``api_version``
-      (versions are negotiated), ``sasl_kerberos_service_name``/``sasl_kerberos_domain_name``
-      (GSSAPI is refused).
+      (versions are negotiated).
 
     ``producer`` is the :class:`kafka_async.Producer` underneath, for what aiokafka lacks
     (``enqueue_many``, ``statistics()``).
@@ -211,7 +212,6 @@ class AIOKafkaProducer:
         sasl_kerberos_domain_name: str | None = None,
         sasl_oauth_token_provider: Any = None,
     ) -> None:
-        del sasl_kerberos_service_name, sasl_kerberos_domain_name  # GSSAPI only
         if acks not in (0, 1, -1, "all", _missing):
             raise ValueError("Invalid ACKS parameter")
         if compression_type not in _COMPRESSION:
@@ -238,6 +238,8 @@ class AIOKafkaProducer:
             sasl_plain_username=sasl_plain_username,
             sasl_plain_password=sasl_plain_password,
             sasl_oauth_token_provider=sasl_oauth_token_provider,
+            sasl_kerberos_service_name=sasl_kerberos_service_name,
+            sasl_kerberos_domain_name=sasl_kerberos_domain_name,
             api_version=api_version,
             loop=loop,
         )

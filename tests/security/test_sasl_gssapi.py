@@ -225,6 +225,40 @@ async def test_ticket_cache_login(
     assert env.kdc.issued("client") == before  # no new login: the cache's ticket was used
 
 
+async def test_aiokafka_drop_in_logs_in_from_the_ticket_cache(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aiokafka's GSSAPI arguments through the drop-in (kafka_async.aiokafka): aiokafka
+    code that logs in with Kerberos keeps working unchanged."""
+    from kafka_async import aiokafka as drop_in
+
+    cache = tmp_path / "krb5cc"
+    env.kdc.kinit("client", keytab=env.keytabs["client"], ccache=cache)
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{cache}")
+    topic = env.topic()
+    common: dict[str, Any] = {
+        "bootstrap_servers": env.kafka.bootstrap("KERBEROS"),
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "GSSAPI",
+        "sasl_kerberos_service_name": "kafka",
+        "sasl_kerberos_domain_name": env.host,
+    }
+    producer = drop_in.AIOKafkaProducer(**common)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"from aiokafka code")
+    finally:
+        await producer.stop()
+    consumer = drop_in.AIOKafkaConsumer(topic, auto_offset_reset="earliest", **common)
+    await consumer.start()
+    try:
+        with anyio.fail_after(30):
+            record = await consumer.getone()
+    finally:
+        await consumer.stop()
+    assert record.value == b"from aiokafka code"
+
+
 async def test_expired_ticket_without_keytab_is_refused(env: Env, tmp_path: Path) -> None:
     """A cached ticket that expired and no keytab to get another: a typed error saying so."""
     cache = tmp_path / "krb5cc"
