@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -228,9 +229,18 @@ def test_bad_usage_exit_2() -> None:
     assert run(["consume"]).returncode == 2
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def test_broker_command_runs_until_interrupted() -> None:
+    # A port of its own: 9092 (the default) is what tests/cli/test_cli_issue22.py's brokers
+    # take too, on the other worker, so "the broker is gone" below could meet one of them.
+    port = str(_free_port())
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_async.cli", "broker", "--kind", "tansu"],
+        [sys.executable, "-m", "kafka_async.cli", "broker", "--kind", "tansu", "--port", port],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
