@@ -44,6 +44,7 @@ The providers are public: :class:`ClientCredentialsTokenProvider` and
 
 from __future__ import annotations
 
+import abc
 import base64
 import http.client
 import json
@@ -702,8 +703,9 @@ def _jwt_claims(token: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------------------------
 
 
-class _OidcTokenProvider(RefreshingTokenProvider):
-    """A :class:`RefreshingTokenProvider` whose fetch asks a token endpoint, with retries."""
+class _OidcTokenProvider(RefreshingTokenProvider, abc.ABC):
+    """A :class:`RefreshingTokenProvider` whose fetch asks a token endpoint, with retries;
+    each grant says what one request carries (:meth:`_request`)."""
 
     grant_type = ""
 
@@ -737,9 +739,9 @@ class _OidcTokenProvider(RefreshingTokenProvider):
         #: HTTP requests sent to the token endpoint (attempts, retries included).
         self.requests = 0
 
+    @abc.abstractmethod
     def _request(self) -> tuple[dict[str, str], dict[str, str]]:
         """The form and headers of one token request (runs in the worker thread)."""
-        raise NotImplementedError
 
     def _attempt(self) -> tuple[str, float]:
         form, headers = self._request()
