@@ -1523,11 +1523,35 @@ class ApacheKafka:
         smaller than their replica set, with the replicas missing from the ISR."""
         out: dict[tuple[str, int], list[int]] = {}
         for t in self._metadata(topic).topics:
+            if topic is not None and t.name == topic and (t.error_code or not t.partitions):
+                # A topic just created may not be in this broker's metadata cache yet.
+                out[(topic, -1)] = []
             for p in t.partitions:
                 missing = sorted(set(p.replica_nodes) - set(p.isr_nodes))
                 if (missing or p.leader_id < 0) and t.name is not None:
                     out[(t.name, int(p.partition_index))] = missing
         return out
+
+    def known_to_every_node(self, topic: str) -> bool:
+        """Whether every running node's metadata cache has ``topic`` with a leader for each
+        partition (brokers learn a new topic from the controller at slightly different times)."""
+        from ..protocol.apis import METADATA
+        from ..protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+
+        body = MetadataRequest(
+            topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False
+        )
+        for address in self._live_bootstrap().split(","):
+            try:
+                answer = _wire.request(address, METADATA, body, timeout=5.0)
+            except Exception:  # a node going down: a later poll asks again
+                return False
+            found = [t for t in answer.topics if t.name == topic]
+            if not found or found[0].error_code or not found[0].partitions:
+                return False
+            if any(p.leader_id < 0 for p in found[0].partitions):
+                return False
+        return True
 
     def wait_in_sync(self, topic: str | None = None, *, timeout: float = 60.0) -> float:
         """Wait until every partition (of ``topic``, or of every topic) has a leader and a full
@@ -1537,6 +1561,8 @@ class ApacheKafka:
         while time.monotonic() - start < timeout:
             try:
                 behind = self.under_replicated(topic)
+                if not behind and topic is not None and not self.known_to_every_node(topic):
+                    behind = {(topic, -1): []}
             except RuntimeError as exc:  # no node answered: keep waiting
                 behind = {("?", -1): [], ("error: " + str(exc), -1): []}
             if not behind:
