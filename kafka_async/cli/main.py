@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--kafka-version",
         default=None,
-        help="Apache Kafka: the version (default $KAFKA_ASYNC_APACHE_VERSION or 4.1.1)",
+        help="Apache Kafka: the version (default $KAFKA_ASYNC_APACHE_VERSION or 4.4.0)",
     )
     p.add_argument(
         "--security",

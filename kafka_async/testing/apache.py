@@ -100,7 +100,7 @@ __all__ = [
 ]
 
 #: The Kafka version tests run against unless ``KAFKA_ASYNC_APACHE_VERSION`` says otherwise.
-DEFAULT_VERSION = "4.1.1"
+DEFAULT_VERSION = "4.4.0"
 #: The log line a broker prints once it has caught up with the controller, is unfenced and
 #: accepts connections; an open port alone is not ready.
 READY_LINE = b"Kafka Server started"
