@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .expire_delegation_token import EXPIRE_DELEGATION_TOKEN
     from .fetch import FETCH
     from .find_coordinator import FIND_COORDINATOR
+    from .get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
     from .heartbeat import HEARTBEAT
     from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
     from .init_producer_id import INIT_PRODUCER_ID
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from .offset_fetch import OFFSET_FETCH
     from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
     from .produce import PRODUCE
+    from .push_telemetry import PUSH_TELEMETRY
     from .renew_delegation_token import RENEW_DELEGATION_TOKEN
     from .sasl_authenticate import SASL_AUTHENTICATE
     from .sasl_handshake import SASL_HANDSHAKE
@@ -142,6 +144,8 @@ _MODULES: dict[str, str] = {
     "LIST_TRANSACTIONS": "list_transactions",
     "CONSUMER_GROUP_HEARTBEAT": "consumer_group_heartbeat",
     "CONSUMER_GROUP_DESCRIBE": "consumer_group_describe",
+    "GET_TELEMETRY_SUBSCRIPTIONS": "get_telemetry_subscriptions",
+    "PUSH_TELEMETRY": "push_telemetry",
     "DESCRIBE_TOPIC_PARTITIONS": "describe_topic_partitions",
     "SHARE_GROUP_HEARTBEAT": "share_group_heartbeat",
     "SHARE_GROUP_DESCRIBE": "share_group_describe",
@@ -213,6 +217,7 @@ __all__ = [
     "EXPIRE_DELEGATION_TOKEN",
     "FETCH",
     "FIND_COORDINATOR",
+    "GET_TELEMETRY_SUBSCRIPTIONS",
     "HEARTBEAT",
     "INCREMENTAL_ALTER_CONFIGS",
     "INIT_PRODUCER_ID",
@@ -228,6 +233,7 @@ __all__ = [
     "OFFSET_FETCH",
     "OFFSET_FOR_LEADER_EPOCH",
     "PRODUCE",
+    "PUSH_TELEMETRY",
     "RENEW_DELEGATION_TOKEN",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
