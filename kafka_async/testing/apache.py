@@ -198,9 +198,12 @@ class KafkaDistribution:
         """The ``-cp`` argument: every jar of :attr:`libs`."""
         return str(self.libs / "*")
 
-    def java_command(self, main: str, *args: str, jvm: Sequence[str] = ()) -> list[str]:
-        """``java [jvm options] -cp libs/* main args...``."""
-        return [self.java, *jvm, "-cp", self.classpath, main, *args]
+    def java_command(
+        self, main: str, *args: str, jvm: Sequence[str] = (), extra_classpath: Sequence[str] = ()
+    ) -> list[str]:
+        """``java [jvm options] -cp libs/*[:extra...] main args...``."""
+        classpath = os.pathsep.join([self.classpath, *extra_classpath])
+        return [self.java, *jvm, "-cp", classpath, main, *args]
 
 
 def find_java() -> str:
@@ -662,6 +665,8 @@ class ApacheKafka:
             with ``bootstrap("KERBEROS")``.
         jvm_options: more JVM options for every node, e.g.
             ``["-Djava.security.krb5.conf=/tmp/krb5.conf"]``.
+        extra_classpath: jars or class folders appended to every node's classpath, e.g. a
+            broker plugin (``metric.reporters``) compiled by a test.
         node_hosts: the address each node binds and advertises, per node id (default
             127.0.0.1), e.g. an address of a network namespace's interface.
         node_prefix: a command each node's JVM is started through, per node id, e.g.
@@ -689,6 +694,7 @@ class ApacheKafka:
         controllers: int | None = None,
         extra_listeners: Mapping[str, str] | None = None,
         jvm_options: Sequence[str] = (),
+        extra_classpath: Sequence[str] = (),
         node_hosts: Mapping[int, str] | None = None,
         node_prefix: Mapping[int, Sequence[str]] | None = None,
         mode: str | None = None,
@@ -724,6 +730,8 @@ class ApacheKafka:
         self._first_port = port
         self.extra_listeners = {k.upper(): v for k, v in (extra_listeners or {}).items()}
         self.jvm_options = list(jvm_options)
+        #: Jars or class folders the brokers load besides Kafka's (e.g. a metrics reporter).
+        self.extra_classpath = [str(p) for p in extra_classpath]
         self.node_hosts = dict(node_hosts or {})
         self.node_prefix = {k: list(v) for k, v in (node_prefix or {}).items()}
 
@@ -1150,7 +1158,9 @@ class ApacheKafka:
         )
         node.log.flush()
         node.log_mark = node.log.tell()
-        argv = self.distribution.java_command("kafka.Kafka", str(config), jvm=self._jvm(node))
+        argv = self.distribution.java_command(
+            "kafka.Kafka", str(config), jvm=self._jvm(node), extra_classpath=self.extra_classpath
+        )
         argv = [*self.node_prefix.get(node.node_id, ()), *argv]
         node.proc = _procs.spawn(argv, log=node.log, env=os.environ)
 
