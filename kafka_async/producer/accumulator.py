@@ -655,6 +655,9 @@ class RecordAccumulator:
         self.loop: asyncio.AbstractEventLoop | None = None
         #: Called with each batch as it settles (observability hooks); None: nobody asks.
         self.on_settle: Callable[[ProducerBatch], None] | None = None
+        #: Called with each drained batch's time in the queue, in seconds (the KIP-714
+        #: record.queue.time metrics), or None.
+        self.on_drain: Callable[[float], None] | None = None
         #: Records acknowledged / failed so far, and failed records per error name.
         self.records_acked = 0
         self.records_failed = 0
@@ -925,6 +928,7 @@ class RecordAccumulator:
         self._drain_start = start + 1
         linger = self.linger_due
         urgent = self.flushing > 0 or self.buffer_used >= self.buffer_memory
+        on_drain = self.on_drain
         for i in range(n):
             ps = parts[(start + i) % n]
             batches = ps.batches
@@ -964,6 +968,8 @@ class RecordAccumulator:
                 ps.next_sequence = (ps.next_sequence + head.record_count) % _SEQ_MODULUS
                 ps.unacked.append(head)
             out.append(head)
+            if on_drain is not None:
+                on_drain(now - head.created)
         return out
 
     # -- settling --------------------------------------------------------------------------
