@@ -1137,6 +1137,8 @@ class Consumer(Generic[K, V]):
             timeout=timeout,
             on_generation_error=on_generation_error,
             current_generation=coordinator.current_generation if coordinator else None,
+            # A refused partition is resent under a newer epoch only while it is still ours.
+            assigned=self.assignment if self._subs.is_group_managed else None,
         )
 
     def _on_committed(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import anyio
 
@@ -250,13 +250,16 @@ class OffsetClient:
         timeout: float | None = None,  # noqa: ASYNC109 - a deadline for the whole call
         on_generation_error: Callable[[int], None] | None = None,
         current_generation: Callable[[], int] | None = None,
+        assigned: Callable[[], Collection[TopicPartition]] | None = None,
     ) -> None:
         """Commit ``offsets`` for this group; raises ``CommitFailedError`` if the group
         rebalanced (after telling ``on_generation_error`` the code), the broker's typed
         error for other non-retriable failures, ``KafkaTimeoutError`` at the deadline.
 
         ``current_generation`` gives the member's generation (member epoch) now: a commit
-        refused with STALE_MEMBER_EPOCH is sent again with it if it moved on."""
+        refused with STALE_MEMBER_EPOCH is sent again with it if it moved on and, when
+        ``assigned`` (the member's partitions now) is given, the refused partitions are
+        still the member's; otherwise ``CommitFailedError`` (KIP-1251's fencing)."""
         group = self._need_group("commit()")
         deadline = self._timeout if timeout is None else timeout
         end = time.monotonic() + deadline
@@ -281,6 +284,7 @@ class OffsetClient:
                     max(0.0, end - time.monotonic()),
                     on_generation_error,
                     current_generation,
+                    assigned,
                 )
                 if self.on_committed is not None:
                     self.on_committed(offsets)
@@ -307,6 +311,7 @@ class OffsetClient:
         deadline: float,
         on_generation_error: Callable[[int], None] | None,
         current_generation: Callable[[], int] | None = None,
+        assigned: Callable[[], Collection[TopicPartition]] | None = None,
     ) -> None:
 
         def body(version: int) -> OffsetCommitRequest:
@@ -349,6 +354,7 @@ class OffsetClient:
                         break
                     continue
                 retry: BrokerResponseError | None = None
+                sent = generation  # the epoch this answer is about
                 for t in resp.topics:
                     for p in t.partitions:
                         code = p.error_code
@@ -357,13 +363,33 @@ class OffsetClient:
                         err = error_for_code(code, f"OffsetCommit for {t.name}-{p.partition_index}")
                         if code == STALE_MEMBER_EPOCH and current_generation is not None:
                             # The coordinator moved the member on and the heartbeat telling
-                            # it is on its way: retry with the epoch the member has then.
-                            # Out of the group meanwhile: the partitions may be gone.
+                            # it is on its way: the commit is sent again with the epoch the
+                            # member has now, but only for a partition the member still
+                            # holds at that epoch. A broker with assignment epochs
+                            # (KIP-1251, Kafka 4.3+) refuses at an older epoch a partition
+                            # that has moved to another member, and takes any partition at
+                            # the member's current epoch: resending a moved partition's
+                            # offset under the new epoch would overwrite its new owner's
+                            # commit (a zombie's write). The Java client does not resend
+                            # such a commit either (StaleMemberEpochException).
                             generation = current_generation()
-                            if generation > 0:
+                            tp = TopicPartition(t.name, p.partition_index)
+                            if (
+                                generation > 0
+                                and generation != sent
+                                and (assigned is None or tp in assigned())
+                            ):
                                 retry = err
                                 continue
                             self.commit_failures += 1
+                            if generation > 0:
+                                raise CommitFailedError(
+                                    f"commit failed: {err}; {tp} is no longer assigned to "
+                                    f"this member at its epoch {generation} (it moved to "
+                                    "another member); its records after the last successful "
+                                    "commit will be read again by their new owner",
+                                    err,
+                                )
                             raise CommitFailedError(
                                 f"commit failed: {err}, and this member is no longer in the "
                                 "group; its partitions may be reassigned",
