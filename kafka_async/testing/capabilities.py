@@ -65,7 +65,7 @@ def librdkafka_api_versions(
 ) -> dict[int, ApiRange] | None:
     """The ApiVersions answer librdkafka got from the broker; None without confluent-kafka.
 
-    librdkafka logs each advertised key at ``debug=protocol`` ("ApiKey Name (N) Versions
+    librdkafka logs each advertised key at ``debug=feature`` ("ApiKey Name (N) Versions
     a..b"); this connects an admin client, waits for those lines and parses them.
     """
     try:
@@ -90,7 +90,7 @@ def librdkafka_api_versions(
     try:
         settings: dict[str, Any] = {
             "bootstrap.servers": bootstrap_servers,
-            "debug": "protocol",
+            "debug": "feature",
             "logger": logger,
         }
         admin = AdminClient(settings)
