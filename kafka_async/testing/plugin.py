@@ -202,10 +202,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     kind = chosen_kind(config)
     who = f"{_DIST} {_dist_version()}"
     if kind == "apache":
-        from .apache import cache_root, default_version
+        from .apache import cache_root, default_mode, default_version
 
+        version = default_version()
+        shape = (
+            "KRaft, 1 combined node"
+            if default_mode(version) == "kraft"
+            else "ZooKeeper mode, 1 broker and 1 ZooKeeper"
+        )
         return [
-            f"{who}: broker Apache Kafka {default_version()} (KRaft, 1 combined node, "
+            f"{who}: broker Apache Kafka {version} ({shape}, "
             f"from Maven Central; jars cached in {cache_root() / 'apache-kafka'})"
         ]
     if kind == "tansu":
