@@ -21,17 +21,44 @@ event loop, so it raises :class:`NeedsResolution` instead, carrying the async wo
 The exception is only ever raised on the first record that meets something new; a
 serializer raises it at most once per resolution (raising it again right after a successful
 ``resolve`` is a bug of the serializer, reported as such).
+
+**Context-aware serializers** (opt-in). A plain callable ``value -> bytes`` sees the value
+only. A :class:`Serializer` (or :class:`Deserializer`) subclass is also given a
+:class:`SerializationContext`: the record's topic, whether it is the key or the value, and
+its headers, which a serializer may add to (the producer sends what it appended; a schema
+registry serializer writes its schema id there). The clients tell the two apart once, when
+they are built: plain callables keep their direct calls (the producer's C fast path
+included); a context-aware one is called as ``serialize(obj, ctx)`` in Python, with one
+small context object per record::
+
+    class Tagged(Serializer):
+        def serialize(self, obj, ctx):
+            ctx.headers.append(("content-type", b"text/plain"))
+            return f"{ctx.topic}:{obj}".encode()
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from enum import Enum
+from typing import Any
 
 import anyio
 
 from .errors import KafkaError, KafkaTimeoutError
 
-__all__ = ["NeedsResolution", "Resolver", "UnresolvedSerializerError", "resolve_within"]
+__all__ = [
+    "Deserializer",
+    "MessageField",
+    "NeedsResolution",
+    "Resolver",
+    "SerializationContext",
+    "Serializer",
+    "UnresolvedSerializerError",
+    "deserialize",
+    "resolve_within",
+]
 
 #: How much longer than its timeout a resolver may take before the caller gives up on it.
 _GRACE_S = 0.5
@@ -78,3 +105,87 @@ async def resolve_within(exc: NeedsResolution, timeout_s: float) -> None:
         await exc.resolve(timeout_s)
     if scope.cancelled_caught:
         raise KafkaTimeoutError(f"{exc.what}: not resolved within {timeout_s:g} s")
+
+
+class MessageField(str, Enum):
+    """Which part of a record a serializer is working on."""
+
+    KEY = "key"
+    VALUE = "value"
+
+
+class SerializationContext:
+    """What a :class:`Serializer` or :class:`Deserializer` is told besides the object.
+
+    * ``topic``: the record's topic.
+    * ``field``: :attr:`MessageField.KEY` or :attr:`MessageField.VALUE`.
+    * ``headers``: the record's headers as ``(name, value)`` pairs. For a serializer a
+      ``list`` it may append to (the producer sends the list as the record's headers); for a
+      deserializer the record's headers as received (read them, do not change them).
+    """
+
+    __slots__ = ("field", "headers", "topic")
+
+    def __init__(
+        self,
+        topic: str,
+        field: MessageField,
+        headers: Sequence[tuple[str, bytes | None]] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.field = field
+        self.headers: Any = headers
+
+    @property
+    def is_key(self) -> bool:
+        """True for the key, False for the value."""
+        return self.field is MessageField.KEY
+
+    def __repr__(self) -> str:
+        return f"SerializationContext({self.topic!r}, {self.field.value}, headers={self.headers!r})"
+
+
+class Serializer(ABC):
+    """A context-aware serializer: give an instance as ``key_serializer``/
+    ``value_serializer`` and the producer calls :meth:`serialize` with the record's
+    :class:`SerializationContext` (a plain callable ``obj -> bytes`` keeps working as
+    before, and keeps the producer's C fast path; a subclass runs in Python, per record)."""
+
+    @abstractmethod
+    def serialize(self, obj: Any, ctx: SerializationContext | None) -> bytes | None:
+        """``obj`` as bytes (or None). ``ctx`` is None only when called outside a client
+        (``serializer(obj)``); may append to ``ctx.headers``; may raise
+        :class:`NeedsResolution`."""
+
+    def __call__(self, obj: Any) -> bytes | None:
+        """:meth:`serialize` without a context (for code that calls plain callables)."""
+        return self.serialize(obj, None)
+
+
+class Deserializer(ABC):
+    """A context-aware deserializer: give an instance as ``key_deserializer``/
+    ``value_deserializer`` and the consumer (and share consumer) calls :meth:`deserialize`
+    with the record's :class:`SerializationContext` (topic, key or value, headers)."""
+
+    @abstractmethod
+    def deserialize(self, data: bytes | None, ctx: SerializationContext | None) -> Any:
+        """The object ``data`` stands for. ``ctx`` is None only when called outside a client;
+        may raise :class:`NeedsResolution`."""
+
+    def __call__(self, data: bytes | None) -> Any:
+        """:meth:`deserialize` without a context (for code that calls plain callables)."""
+        return self.deserialize(data, None)
+
+
+def deserialize(
+    d: Callable[[bytes | None], Any],
+    data: bytes | None,
+    topic: str,
+    field: MessageField,
+    headers: Any,
+) -> Any:
+    """``d(data)``, or ``d.deserialize(data, ctx)`` for a context-aware :class:`Deserializer`
+    (how the consumers call a deserializer on their per-record paths)."""
+    if isinstance(d, Deserializer):
+        return d.deserialize(data, SerializationContext(topic, field, headers))
+    return d(data)

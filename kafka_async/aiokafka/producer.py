@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_async import errors as _k
 from kafka_async.producer import Producer
 from kafka_async.producer.accumulator import record_size
+from kafka_async.serialization import NeedsResolution, Serializer
 from kafka_async.structs import OffsetAndMetadata as _OurOffsetAndMetadata
 from kafka_async.structs import RecordMetadata as _OurRecordMetadata
 from kafka_async.structs import TopicPartition
@@ -87,7 +88,15 @@ def _settle(fut: asyncio.Future[RecordMetadata], delivery: Delivery) -> None:
 
 class BatchBuilder:
     """Records gathered by the caller for :meth:`AIOKafkaProducer.send_batch`
-    (``producer.create_batch()``); ``append`` returns None once the batch is full."""
+    (``producer.create_batch()``); ``append`` returns None once the batch is full.
+
+    A record whose serializer cannot answer at once (a schema registry serializer whose
+    schema id is not resolved yet: :class:`~kafka_async.serialization.NeedsResolution`), or
+    needs the topic (a context-aware :class:`~kafka_async.serialization.Serializer`, which
+    a batch without a topic cannot give), is kept unserialized and serialized by
+    ``send_batch``, which knows the topic and may await; it counts at its headers' and the
+    record overhead's size only.
+    """
 
     def __init__(
         self,
@@ -99,6 +108,8 @@ class BatchBuilder:
         self._key_ser = key_serializer
         self._value_ser = value_serializer
         self._records: list[tuple[Any, Any, int | None, list[tuple[str, bytes]] | None]] = []
+        #: Indexes of the records kept unserialized (see the class docstring).
+        self.deferred: set[int] = set()
         #: Estimated encoded size (a batch header plus each record).
         self._size = 61
         self._closed = False
@@ -115,14 +126,26 @@ class BatchBuilder:
         closed (the first record is always taken)."""
         if self._closed:
             return None
-        kb = key if self._key_ser is None else self._key_ser(key)
-        vb = value if self._value_ser is None else self._value_ser(value)
         hdrs = list(headers) if headers else None
-        size = record_size(kb, vb, hdrs)
+        ks, vs = self._key_ser, self._value_ser
+        defer = isinstance(ks, Serializer) or isinstance(vs, Serializer)
+        if not defer:
+            try:
+                kb = key if ks is None else ks(key)
+                vb = value if vs is None else vs(value)
+            except NeedsResolution:
+                defer = True
+        if defer:
+            kb, vb = key, value
+            size = record_size(None, None, hdrs)
+        else:
+            size = record_size(kb, vb, hdrs)
         if self._records and self._size + size > self._batch_size:
             self._closed = True
             return None
         self._size += size
+        if defer:
+            self.deferred.add(len(self._records))
         self._records.append((kb, vb, timestamp, hdrs))
         return BatchRecordMetadata(len(self._records) - 1, size, timestamp)
 
@@ -398,11 +421,12 @@ class AIOKafkaProducer:
         deliveries: list[Delivery] = []
         producer = self.producer
         try:
-            # The batch's records are serialized already: bypass the producer's serializers.
-            for key, value, ts, hdrs in batch:
-                deliveries.append(
-                    await producer.enqueue_serialized(topic, value, key, partition, ts, hdrs)
-                )
+            # The batch's records are serialized already: bypass the producer's serializers
+            # (except for those kept unserialized: the producer's enqueue serializes them).
+            deferred = batch.deferred
+            for i, (key, value, ts, hdrs) in enumerate(batch):
+                enqueue = producer.enqueue if i in deferred else producer.enqueue_serialized
+                deliveries.append(await enqueue(topic, value, key, partition, ts, hdrs))
         except (_k.ClientClosedError, _k.RecordTooLargeClientError) as exc:
             raise _translate(exc) from exc
         loop = asyncio.get_running_loop()

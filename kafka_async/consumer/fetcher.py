@@ -83,6 +83,8 @@ from ..protocol.apis.fetch import (
     PartitionData,
 )
 from ..records.batch import RecordBatch, consumer_records_for, decode_batches
+from ..serialization import Deserializer as _ContextDeserializer
+from ..serialization import MessageField, deserialize
 from ..structs import ConsumerRecord, TopicPartition
 from ._signal import Signal, wait_any
 from .config import ConsumerConfig
@@ -205,6 +207,11 @@ def _convert(
         return _consumer_records(
             recs, lo, hi, ConsumerRecord, topic, partition, ts_type, leader_epoch
         )
+    if isinstance(kd, _ContextDeserializer) or isinstance(vd, _ContextDeserializer):
+        # Context-aware deserializers (topic, key or value, headers): one record at a time.
+        return [
+            _convert_one(r, topic, partition, ts_type, leader_epoch, kd, vd) for r in recs[lo:hi]
+        ]
     cls = ConsumerRecord
     return [
         cls(
@@ -237,11 +244,15 @@ def _convert_one(
     that a deserializer's exception becomes a ``RecordDeserializationError`` naming the
     record and which part failed. The slow path, taken once ``_convert`` has raised."""
     try:
-        key = r.key if kd is None else kd(r.key)
+        key = r.key if kd is None else deserialize(kd, r.key, topic, MessageField.KEY, r.headers)
     except Exception as exc:
         raise RecordDeserializationError(topic, partition, r.offset, "key", exc) from exc
     try:
-        value = r.value if vd is None else vd(r.value)
+        value = (
+            r.value
+            if vd is None
+            else deserialize(vd, r.value, topic, MessageField.VALUE, r.headers)
+        )
     except Exception as exc:
         raise RecordDeserializationError(topic, partition, r.offset, "value", exc) from exc
     return ConsumerRecord(

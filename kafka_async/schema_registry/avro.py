@@ -76,6 +76,7 @@ class AvroSerializer(RegistrySerializer[_Parsed]):
         auto_register: bool = True,
         use_latest_version: bool = False,
         normalize: bool = False,
+        schema_id_in_header: bool = False,
     ) -> None:
         super().__init__(
             client,
@@ -87,6 +88,7 @@ class AvroSerializer(RegistrySerializer[_Parsed]):
             auto_register=auto_register,
             use_latest_version=use_latest_version,
             normalize=normalize,
+            schema_id_in_header=schema_id_in_header,
         )
 
     def _record_name(self, schema: Schema | None) -> str | None:

@@ -179,6 +179,8 @@ class SchemaRegistryClient:
         self._lookups: dict[tuple[str, Schema], RegisteredSchema] = {}
         #: Cache: (subject, numbered version) -> registered schema.
         self._versions: dict[tuple[str, int], RegisteredSchema] = {}
+        #: Cache: schema GUID -> schema (GUIDs, like ids, name one schema for good).
+        self._by_guid: dict[str, Schema] = {}
 
     def __repr__(self) -> str:
         auth = "basic" if self._auth is not None else "bearer" if self._bearer else "none"
@@ -349,6 +351,16 @@ class SchemaRegistryClient:
         self._by_id[schema_id] = schema
         return schema
 
+    def schema_by_guid_blocking(self, guid: str) -> Schema:
+        """:meth:`schema_by_guid` for synchronous callers without an event loop."""
+        cached = self._by_guid.get(guid)
+        if cached is not None:
+            return cached
+        doc = self._request_blocking("GET", f"/schemas/guids/{_q(guid)}")
+        schema = Schema.from_json(doc)
+        self._by_guid[guid] = schema
+        return schema
+
     def version_blocking(self, subject: str, version: int | str = "latest") -> RegisteredSchema:
         """:meth:`version` for synchronous callers (a referenced schema met by a
         deserializer, the Spark functions on the driver); numbered versions are cached."""
@@ -389,6 +401,17 @@ class SchemaRegistryClient:
         self._by_id[schema_id] = schema
         return schema
 
+    async def schema_by_guid(self, guid: str) -> Schema:
+        """The schema with this GUID (``GET /schemas/guids/G``, Confluent Schema Registry 8's
+        global identifier, what the header-carried format names); cached."""
+        cached = self._by_guid.get(guid)
+        if cached is not None:
+            return cached
+        doc = await self._request("GET", f"/schemas/guids/{_q(guid)}")
+        schema = Schema.from_json(doc)
+        self._by_guid[guid] = schema
+        return schema
+
     def cached_schema(self, schema_id: int) -> Schema | None:
         """The cached schema of this id, or None (no request)."""
         return self._by_id.get(schema_id)
@@ -427,6 +450,8 @@ class SchemaRegistryClient:
         self._versions[(reg.subject, reg.version)] = reg
         self._by_id.setdefault(reg.schema_id, reg.schema)
         self._by_schema[(reg.subject, reg.schema)] = reg.schema_id
+        if reg.guid is not None:
+            self._by_guid.setdefault(reg.guid, reg.schema)
 
     async def register(self, subject: str, schema: Schema, *, normalize: bool = False) -> int:
         """Register ``schema`` under ``subject`` (``POST /subjects/S/versions``) and return

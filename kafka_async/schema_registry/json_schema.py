@@ -81,6 +81,7 @@ class JSONSerializer(RegistrySerializer[_Writer]):
         use_latest_version: bool = False,
         normalize: bool = False,
         validate: bool = True,
+        schema_id_in_header: bool = False,
     ) -> None:
         super().__init__(
             client,
@@ -92,6 +93,7 @@ class JSONSerializer(RegistrySerializer[_Writer]):
             auto_register=auto_register,
             use_latest_version=use_latest_version,
             normalize=normalize,
+            schema_id_in_header=schema_id_in_header,
         )
         self._validate = validate
 

@@ -80,6 +80,7 @@ class ProtobufSerializer(RegistrySerializer[bytes]):
         auto_register: bool = True,
         use_latest_version: bool = False,
         normalize: bool = False,
+        schema_id_in_header: bool = False,
     ) -> None:
         self._desc: Descriptor = message_type.DESCRIPTOR
         super().__init__(
@@ -92,6 +93,7 @@ class ProtobufSerializer(RegistrySerializer[bytes]):
             auto_register=auto_register,
             use_latest_version=use_latest_version,
             normalize=normalize,
+            schema_id_in_header=schema_id_in_header,
         )
         self._message_type = message_type
 
@@ -120,13 +122,17 @@ class ProtobufSerializer(RegistrySerializer[bytes]):
         indexes: bytes = encode_message_indexes(message_indexes(self._desc))
         return indexes
 
+    def _payload_prefix(self, writer: bytes) -> bytes:
+        # The message indexes follow the schema id (in the prefix, or in the header).
+        return writer
+
     def _encode(self, prefix: bytes, writer: bytes, value: Any) -> bytes:
         if not isinstance(value, self._message_type):
             raise SerializationError(
                 f"value must be a {self._desc.full_name} message, got {type(value).__name__}"
             )
         body: bytes = value.SerializeToString()
-        return prefix + writer + body
+        return prefix + body
 
 
 class _Reader:
@@ -151,7 +157,7 @@ class ProtobufDeserializer(RegistryDeserializer[_Reader | None, Message]):
         super().__init__(client)
         self._message_type = message_type
 
-    def _reader(self, schema_id: int) -> _Reader | None:
+    def _reader(self, schema_id: int | str) -> _Reader | None:
         if self._message_type is not None:
             return None
         return super()._reader(schema_id)
@@ -199,10 +205,6 @@ class ProtobufDeserializer(RegistryDeserializer[_Reader | None, Message]):
         msg = cls()
         msg.ParseFromString(bytes(body))
         return msg
-
-    def __call__(self, data: bytes | None) -> Message | None:
-        """The decoded message (None stays None)."""
-        return super().__call__(data)
 
     @staticmethod
     def _class_at(reader: _Reader, indexes: list[int]) -> type[Message]:

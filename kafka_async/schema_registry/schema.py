@@ -65,8 +65,18 @@ class RegisteredSchema:
     subject: str
     version: int
     schema: Schema
+    #: The schema's GUID, when the registry gives one (Confluent Schema Registry 8+): what
+    #: the header-carried format (``__value_schema_id``) identifies the schema by.
+    guid: str | None = None
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RegisteredSchema:
         """From ``GET /subjects/S/versions/V`` or ``POST /subjects/S`` (lookup)."""
-        return cls(int(doc["id"]), str(doc["subject"]), int(doc["version"]), Schema.from_json(doc))
+        guid = doc.get("guid")
+        return cls(
+            int(doc["id"]),
+            str(doc["subject"]),
+            int(doc["version"]),
+            Schema.from_json(doc),
+            str(guid) if guid else None,
+        )

@@ -7,24 +7,32 @@ of the schema's file the payload is: the path of indexes from the file's top-lev
 down through nested ones, written as a zigzag-varint count then each index, except the
 common ``[0]`` (the file's first message), written as the single byte ``0x00``.
 
-Confluent's newer formats carry the id in a record header, or a GUID after magic byte 1;
-the producer's and consumer's serializer settings pass values only (no headers), so these
-serializers write and read the prefix format (see the guide).
+Confluent's newer format (confluent-kafka 2.11+, Schema Registry 8) carries the schema's
+GUID in a record header instead: ``__value_schema_id`` (``__key_schema_id`` for keys) holds
+magic byte 1 and the GUID's 16 bytes (for Protobuf followed by the message indexes), and the
+value is the bare payload. Readers look for the header first and fall back to the prefix,
+which may itself be magic byte 1 and a GUID.
 """
 
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Callable, Sequence
 
 from .errors import SchemaRegistryConfigError, SerializationError
 
 __all__ = [
+    "KEY_SCHEMA_ID_HEADER",
     "MAGIC_BYTE",
+    "MAGIC_BYTE_GUID",
+    "VALUE_SCHEMA_ID_HEADER",
     "SubjectNameStrategy",
     "decode_message_indexes",
     "encode_message_indexes",
     "frame",
+    "guid_header_value",
+    "read_schema_id",
     "record_subject_name",
     "split_frame",
     "subject_name_strategy",
@@ -33,7 +41,32 @@ __all__ = [
 ]
 
 MAGIC_BYTE = 0
+#: The magic byte of a GUID (16 bytes) instead of a 4-byte id.
+MAGIC_BYTE_GUID = 1
+#: The record headers of the header-carried format.
+KEY_SCHEMA_ID_HEADER = "__key_schema_id"
+VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
 _HEADER = struct.Struct(">bI")
+
+
+def guid_header_value(guid: str) -> bytes:
+    """Magic byte 1 and the GUID's 16 bytes (the header's value, before any Protobuf
+    message indexes)."""
+    return bytes((MAGIC_BYTE_GUID,)) + uuid.UUID(guid).bytes
+
+
+def read_schema_id(data: bytes | bytearray | memoryview) -> tuple[int | str, memoryview]:
+    """``(schema id or GUID string, what follows)`` of a prefix or header value: magic byte
+    0 and a 4-byte id, or magic byte 1 and a 16-byte GUID; raises
+    :class:`~kafka_async.schema_registry.errors.SerializationError` for anything else."""
+    if len(data) >= 1 and data[0] == MAGIC_BYTE_GUID:
+        if len(data) < 17:
+            raise SerializationError(
+                f"{len(data)} bytes are too short for magic byte 1 and a 16-byte schema GUID"
+            )
+        return str(uuid.UUID(bytes=bytes(data[1:17]))), memoryview(data)[17:]
+    return split_frame(data)
+
 
 #: ``(topic, is_key, record_name) -> subject``; record_name is None when the schema has none.
 SubjectNameStrategy = Callable[[str | None, bool, str | None], str]

@@ -12,7 +12,8 @@ of the client side, are the peer the tests check ours against.
 
 What it serves (the subset the clients use): ``/subjects`` (list, versions, register,
 lookup, delete), ``/schemas/ids/N`` (and ``/versions``), ``/compatibility/subjects/S/versions/V``,
-``/config`` (global and per subject), with Confluent's error bodies (``error_code``,
+``/config`` (global and per subject), ``/schemas/guids/G`` (every schema gets a GUID, given
+next to its id as Confluent Schema Registry 8 does), with Confluent's error bodies (``error_code``,
 ``message``). Registering the same schema again returns its id; the same schema under
 another subject gets the same id. Compatibility rules:
 
@@ -45,6 +46,7 @@ import ssl
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -228,6 +230,8 @@ class _Version:
 @dataclass
 class _State:
     schemas: dict[int, _Stored] = field(default_factory=dict)
+    #: Each schema's GUID (Confluent Schema Registry 8 gives one per schema, next to its id).
+    guids: dict[int, str] = field(default_factory=dict)
     ids: dict[tuple[str, str, str], int] = field(default_factory=dict)
     subjects: dict[str, list[_Version]] = field(default_factory=dict)
     config: dict[str, str] = field(default_factory=dict)
@@ -407,6 +411,7 @@ def _handle(state: _State, method: str, path: str, query: dict[str, list[str]], 
                         return {
                             "subject": subject,
                             "id": v.schema_id,
+                            "guid": state.guids[v.schema_id],
                             "version": v.version,
                             **_schema_json(state.schemas[v.schema_id]),
                         }
@@ -437,7 +442,7 @@ def _handle(state: _State, method: str, path: str, query: dict[str, list[str]], 
                 live = _live(state, subject)
                 for v in live:
                     if state.schemas[v.schema_id].key() == key:
-                        return {"id": v.schema_id}
+                        return {"id": v.schema_id, "guid": state.guids[v.schema_id]}
                 if not _compatible(state, subject, stored, live):
                     raise _Fail(
                         409,
@@ -449,22 +454,29 @@ def _handle(state: _State, method: str, path: str, query: dict[str, list[str]], 
                 if schema_id is None:
                     schema_id = len(state.schemas) + 1
                     state.schemas[schema_id] = stored
+                    state.guids[schema_id] = str(uuid.uuid4())
                     state.ids[key] = schema_id
                 versions = state.subjects.setdefault(subject, [])
                 number = versions[-1].version + 1 if versions else 1
                 versions.append(_Version(number, schema_id))
-                return {"id": schema_id}
+                return {"id": schema_id, "guid": state.guids[schema_id]}
             if len(parts) == 4 and parts[2] == "versions" and method == "GET":
                 v = _version_of(state, subject, parts[3])
                 return {
                     "subject": subject,
                     "version": v.version,
                     "id": v.schema_id,
+                    "guid": state.guids[v.schema_id],
                     **_schema_json(state.schemas[v.schema_id]),
                 }
             if len(parts) == 5 and parts[2] == "versions" and parts[4] == "schema":
                 v = _version_of(state, subject, parts[3])
                 return json.loads(state.schemas[v.schema_id].schema)
+        if len(parts) == 3 and parts[:2] == ["schemas", "guids"] and method == "GET":
+            for sid, guid in state.guids.items():
+                if guid == parts[2]:
+                    return {"guid": guid, **_schema_json(state.schemas[sid])}
+            raise _Fail(404, 40403, f"Schema {parts[2]} not found")
         if len(parts) >= 3 and parts[:2] == ["schemas", "ids"] and method == "GET":
             try:
                 schema_id = int(parts[2])

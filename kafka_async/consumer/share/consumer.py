@@ -66,7 +66,13 @@ from ...cluster.lifecycle import Lifecycle
 from ...cluster.tasks import BackgroundTasks
 from ...errors import BackgroundTaskError, ConfigError, KafkaError, KafkaTimeoutError
 from ...observability import ConsumeEvent, call_hook
-from ...serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
+from ...serialization import (
+    MessageField,
+    NeedsResolution,
+    UnresolvedSerializerError,
+    deserialize,
+    resolve_within,
+)
 from ...structs import ClientState, TopicPartition
 from .._signal import Signal
 from ..config import Deserializer
@@ -574,9 +580,17 @@ class ShareConsumer(Generic[K, V]):
                 n += 1
                 origin = "key"
                 try:
-                    key: Any = kd(r.key) if kd is not None else r.key
+                    key: Any = (
+                        r.key
+                        if kd is None
+                        else deserialize(kd, r.key, tp.topic, MessageField.KEY, r.headers)
+                    )
                     origin = "value"
-                    value: Any = vd(r.value) if vd is not None else r.value
+                    value: Any = (
+                        r.value
+                        if vd is None
+                        else deserialize(vd, r.value, tp.topic, MessageField.VALUE, r.headers)
+                    )
                 except Exception as exc:
                     if isinstance(exc, NeedsResolution):
                         if self._resolve_failed is None:
