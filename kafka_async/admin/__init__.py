@@ -34,6 +34,7 @@ from .cluster_ops import (
 )
 from .config import AdminSettings
 from .delegation_tokens import DelegationToken
+from .group_members import MemberToRemove, RemoveMemberResult
 from .quotas import (
     ClientQuotaAlteration,
     ClientQuotaAlterResult,
@@ -163,6 +164,7 @@ __all__ = [
     "ListOffsetsResult",
     "LogDirDescription",
     "MemberDescription",
+    "MemberToRemove",
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
@@ -176,6 +178,7 @@ __all__ = [
     "QuorumNode",
     "QuorumReplica",
     "ReassignmentResult",
+    "RemoveMemberResult",
     "ReplicaInfo",
     "ResourcePattern",
     "ResourcePatternFilter",

@@ -62,7 +62,16 @@ from ..protocol.apis.metadata import MetadataResponse
 from ..protocol.apis.offset_fetch import OffsetFetchResponse
 from ..protocol.schema import Api, ReqT
 from ..structs import ClientState, OffsetAndMetadata, TopicPartition
-from . import checks, cluster_ops, delegation_tokens, quotas, scram, share_groups, transactions
+from . import (
+    checks,
+    cluster_ops,
+    delegation_tokens,
+    group_members,
+    quotas,
+    scram,
+    share_groups,
+    transactions,
+)
 from . import mapping as m
 from . import reassignments as ra
 from .cluster_ops import (
@@ -74,6 +83,7 @@ from .cluster_ops import (
 )
 from .config import AdminConfig, AdminSettings
 from .delegation_tokens import DelegationToken
+from .group_members import MemberToRemove, RemoveMemberResult
 from .quotas import (
     ClientQuotaAlteration,
     ClientQuotaAlterResult,
@@ -117,6 +127,7 @@ from .types import (
     AclBindingFilter,
     AlterConfigOp,
     ConfigResource,
+    ConfigResourceType,
     ElectionType,
     IsolationLevel,
     NewPartitions,
@@ -642,6 +653,41 @@ class AdminClient:
         out = {tp: got.get(tp, PartitionResult(tp.topic, tp.partition)) for tp in tps}
         return self._finish(ResultMap(out), raise_on_error)
 
+    async def remove_members_from_consumer_group(
+        self,
+        group_id: str,
+        members: Sequence[str | MemberToRemove] | None = None,
+        *,
+        reason: str | None = None,
+        timeout_ms: int | None = None,
+        raise_on_error: bool = False,
+    ) -> ResultMap[str, RemoveMemberResult]:
+        """Remove members from a consumer group, as Java's ``removeMembersFromConsumerGroup``
+        (LeaveGroup v3+, Kafka 2.4+, sent for them): ``members`` are static members'
+        instance ids (``group.instance.id``) or :class:`MemberToRemove` values; None removes
+        every member the group has now (described first). Their partitions are reassigned at
+        once instead of after a static member's session timeout. Results are keyed by
+        instance id (member id for a dynamic member); an unknown member gets
+        UNKNOWN_MEMBER_ID. ``reason`` is logged by the broker (LeaveGroup v5+)."""
+        group = checks.group_id(group_id)
+        deadline = self._router.deadline(timeout_ms)
+        if members is None:
+            described = await self.describe_consumer_groups(
+                [group], timeout_ms=deadline.remaining_ms(), raise_on_error=True
+            )
+            chosen = [
+                MemberToRemove(group_instance_id=mb.group_instance_id, member_id=mb.member_id)
+                for mb in described[group].members
+            ]
+        else:
+            chosen = group_members.members_to_remove(members)
+            if not chosen:
+                raise ConfigError("remove_members_from_consumer_group: no member named")
+        got = await group_members.remove_members(
+            self._router, group, chosen, reason=reason, deadline=deadline
+        )
+        return self._finish(got, raise_on_error)
+
     # -- configs ---------------------------------------------------------------------------
 
     def _resources(self, resources: Iterable[ConfigResource]) -> list[ConfigResource]:
@@ -687,6 +733,21 @@ class AdminClient:
             deadline,
         )
         return self._finish(ResultMap(got), raise_on_error)
+
+    async def list_config_resources(
+        self,
+        resource_types: Sequence[ConfigResourceType] = (),
+        *,
+        timeout_ms: int | None = None,
+    ) -> list[ConfigResource]:
+        """The config resources the cluster has of ``resource_types`` (none given: every
+        type the broker lists: topics, brokers, groups, client metrics), sorted by type and
+        name (ListConfigResources, KIP-1142, Kafka 4.1+). A broker with only
+        ListClientMetricsResources (Kafka 3.7-4.0) answers for ``CLIENT_METRICS`` alone;
+        otherwise ``IncompatibleBrokerVersionError`` names what the broker lacks."""
+        return await group_members.list_config_resources(
+            self._router, resource_types, self._router.deadline(timeout_ms)
+        )
 
     async def _alter(
         self,

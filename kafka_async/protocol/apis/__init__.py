@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from .init_producer_id import INIT_PRODUCER_ID
     from .join_group import JOIN_GROUP
     from .leave_group import LEAVE_GROUP
+    from .list_config_resources import LIST_CONFIG_RESOURCES
     from .list_groups import LIST_GROUPS
     from .list_offsets import LIST_OFFSETS
     from .list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
@@ -146,6 +147,7 @@ _MODULES: dict[str, str] = {
     "CONSUMER_GROUP_DESCRIBE": "consumer_group_describe",
     "GET_TELEMETRY_SUBSCRIPTIONS": "get_telemetry_subscriptions",
     "PUSH_TELEMETRY": "push_telemetry",
+    "LIST_CONFIG_RESOURCES": "list_config_resources",
     "DESCRIBE_TOPIC_PARTITIONS": "describe_topic_partitions",
     "SHARE_GROUP_HEARTBEAT": "share_group_heartbeat",
     "SHARE_GROUP_DESCRIBE": "share_group_describe",
@@ -223,6 +225,7 @@ __all__ = [
     "INIT_PRODUCER_ID",
     "JOIN_GROUP",
     "LEAVE_GROUP",
+    "LIST_CONFIG_RESOURCES",
     "LIST_GROUPS",
     "LIST_OFFSETS",
     "LIST_PARTITION_REASSIGNMENTS",
