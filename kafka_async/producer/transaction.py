@@ -47,6 +47,9 @@ class TxnState(enum.Enum):
     ABORTING = "aborting"
     ABORTABLE_ERROR = "abortable_error"
     FATAL_ERROR = "fatal_error"
+    #: The open transaction was flushed and left for another process to end with EndTxn
+    #: (the Spark exactly-once sink's write tasks); the producer can only be closed now.
+    HANDED_OFF = "handed_off"
 
 
 class GroupMetadata:
@@ -226,6 +229,12 @@ class TransactionState:
             self.partitions.clear()
             self.pending.clear()
             self.state = TxnState.READY
+
+    def handed_off(self) -> None:
+        """The flushed transaction now belongs to whoever ends it by producer id and epoch:
+        close() must not abort it, and nothing more may be sent."""
+        self._require(TxnState.IN_TRANSACTION, action="hand the transaction off")
+        self.state = TxnState.HANDED_OFF
 
     def abortable_error(self, error: BaseException) -> None:
         """A send inside the transaction failed: it can only be aborted now."""
