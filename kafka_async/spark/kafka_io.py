@@ -486,9 +486,10 @@ def _read_chunks(
 # --------------------------------------------------------------------------------------------
 
 
-async def _enqueue(
+async def enqueue_chunk(
     producer: Producer, records: list[SinkRecord], previous: list[Delivery]
 ) -> list[Delivery]:
+    """Queue ``records``, then wait for the ``previous`` chunk's acknowledgements."""
     deliveries = [
         await producer.enqueue(
             r.topic, value=r.value, key=r.key, partition=r.partition, headers=r.headers
@@ -508,7 +509,7 @@ async def _finish(
     previous: list[Delivery],
     timeout_s: float,
 ) -> None:
-    pending = await _enqueue(producer, records, previous)
+    pending = await enqueue_chunk(producer, records, previous)
     try:
         with anyio.fail_after(timeout_s):
             await producer.flush()
@@ -542,7 +543,7 @@ def write_rows(opts: SinkOptions, rows: Iterable[Any]) -> int:
         for row in rows:
             chunk.append(row_to_record(row, opts.topic))
             if len(chunk) >= WRITE_CHUNK:
-                pending = portal.call(_enqueue, producer, chunk, pending)
+                pending = portal.call(enqueue_chunk, producer, chunk, pending)
                 count += len(chunk)
                 chunk = []
         portal.call(_finish, producer, chunk, pending, opts.flush_timeout_ms / 1000)

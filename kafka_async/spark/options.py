@@ -477,6 +477,48 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     )
 
 
+#: Sink options besides ``kafka.*`` (lower-cased, as Spark hands them over). Options under
+#: :data:`SINK_PASSTHROUGH_PREFIX` are ignored, for tools that add options of their own.
+SINK_OPTIONS = (
+    "topic",
+    "kafkaProducer.flushTimeoutMs",
+    "exactlyOnce",
+    "transactionalIdPrefix",
+    "exactlyOnce.stateTopic",
+    "checkpointLocation",
+    "path",
+)
+SINK_PASSTHROUGH_PREFIX = "passthrough."
+#: The source's options: a job may hand one option map to both; the sink ignores these.
+_SOURCE_OPTIONS = (
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "maxOffsetsPerTrigger",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "failOnDataLoss",
+    "includeHeaders",
+    "kafkaConsumer.pollTimeoutMs",
+    "kafkaConsumer.useConsumerCache",
+    "kafkaConsumer.cache.capacity",
+    "kafkaConsumer.cache.timeout",
+)
+#: The compacted topic where exactly-once sinks record the batches they commit.
+DEFAULT_STATE_TOPIC = "kafka_async_spark_sink_state"
+#: Transaction timeout of exactly-once write tasks: the broker's default cap
+#: (``transaction.max.timeout.ms``, 15 min), the longest a driver may take to commit.
+DEFAULT_EOS_TRANSACTION_TIMEOUT_MS = 900_000
+_TXN_ID_PREFIX_RE = re.compile(r"[A-Za-z0-9._-]{1,200}")
+
+
 @dataclass(frozen=True)
 class SinkOptions:
     """Options of the sink: the default topic and the producer's configuration."""
@@ -486,19 +528,81 @@ class SinkOptions:
     producer_config: dict[str, object] = field(repr=False)
     #: Upper bound for flushing the producer at the end of a task.
     flush_timeout_ms: int = 120_000
+    #: Transactions per task ended by the driver (``exactly_once``); False: at-least-once.
+    exactly_once: bool = False
+    #: Transactional ids are ``<prefix>-<sink partition>``; None until the writer picks one
+    #: (from ``transactionalIdPrefix``, the checkpoint location, or at random for a batch).
+    transactional_id_prefix: str | None = None
+    #: The compacted topic holding the driver's record of intent (``exactlyOnce.stateTopic``).
+    state_topic: str = DEFAULT_STATE_TOPIC
+    #: The streaming query's ``checkpointLocation`` when Spark passed it to the sink.
+    checkpoint_location: str | None = None
+
+    @property
+    def transaction_timeout_ms(self) -> int:
+        """How long the broker keeps a write task's transaction open."""
+        value = self.producer_config.get("transaction_timeout_ms")
+        return int(value) if isinstance(value, int) else DEFAULT_EOS_TRANSACTION_TIMEOUT_MS
+
+
+def _check_sink_names(opts: Mapping[str, str]) -> None:
+    known = {name.lower() for name in SINK_OPTIONS + _SOURCE_OPTIONS}
+    for key in opts:
+        if key.startswith(("kafka.", SINK_PASSTHROUGH_PREFIX)) or key in known:
+            continue
+        raise ConfigError(
+            f"unknown sink option {key!r}; the sink knows {', '.join(SINK_OPTIONS)} and the "
+            "producer's kafka.* options, and ignores the source's options and those under "
+            f"{SINK_PASSTHROUGH_PREFIX!r}"
+        )
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
-    """Check and parse sink options."""
+    """Check and parse sink options; an unknown option is refused, naming the known ones.
+
+    Refusing matters here: a misspelt ``exactlyOnce`` would otherwise write at-least-once
+    without a word.
+    """
     opts = _lower(options)
+    _check_sink_names(opts)
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise ConfigError("option 'topic' is empty")
+    exactly_once = _bool(opts, "exactlyOnce", False)
+    if "kafka.transactional.id" in opts:
+        raise ConfigError(
+            "option 'kafka.transactional.id' is not supported: with exactlyOnce=true the sink "
+            "derives one id per write task from transactionalIdPrefix"
+        )
     producer = client_config(opts, "producer")
     # Spark's sink is at-least-once; our idempotent producer at least removes retry duplicates.
     producer.setdefault("enable_idempotence", True)
+    prefix = opts.get("transactionalidprefix")
+    if prefix is not None:
+        prefix = prefix.strip()
+        if not _TXN_ID_PREFIX_RE.fullmatch(prefix):
+            raise ConfigError(
+                "option 'transactionalIdPrefix' must be 1-200 letters, digits, '.', '_' or "
+                f"'-', got {prefix!r}"
+            )
+    state_topic = (opts.get("exactlyonce.statetopic") or DEFAULT_STATE_TOPIC).strip()
+    if exactly_once:
+        if producer.get("enable_idempotence") is not True:
+            raise ConfigError("exactlyOnce=true needs kafka.enable.idempotence=true")
+        if producer.get("acks", "all") != "all":
+            raise ConfigError("exactlyOnce=true needs kafka.acks=all (transactions require it)")
+        producer.setdefault("transaction_timeout_ms", DEFAULT_EOS_TRANSACTION_TIMEOUT_MS)
+    elif prefix is not None or "exactlyonce.statetopic" in opts:
+        raise ConfigError(
+            "options 'transactionalIdPrefix' and 'exactlyOnce.stateTopic' need exactlyOnce=true"
+        )
+    checkpoint = opts.get("checkpointlocation")
     return SinkOptions(
         topic=topic.strip() if topic else None,
         producer_config=producer,
         flush_timeout_ms=_positive_int(opts, "kafkaProducer.flushTimeoutMs") or 120_000,
+        exactly_once=exactly_once,
+        transactional_id_prefix=prefix,
+        state_topic=state_topic,
+        checkpoint_location=checkpoint.strip() if checkpoint else None,
     )

@@ -40,7 +40,8 @@ from pyspark.sql.streaming.datasource import (
 
 from ..errors import ConfigError
 from ..structs import TopicPartition
-from . import kafka_io
+from . import exactly_once, kafka_io
+from .exactly_once import PreparedTxn
 from .options import (
     SinkOptions,
     SourceOptions,
@@ -140,47 +141,78 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
 
 @dataclass
 class KafkaCommitMessage(WriterCommitMessage):  # type: ignore[misc,unused-ignore]
-    """What a write task reports: how many records it produced and saw acknowledged."""
+    """What a write task reports: how many records it produced and saw acknowledged, and
+    with ``exactlyOnce`` the open transaction holding them, for the driver to commit."""
 
     records: int
+    txn: PreparedTxn | None = None
+
+
+def _txns(messages: list[WriterCommitMessage | None]) -> list[PreparedTxn]:
+    return [m.txn for m in messages if isinstance(m, KafkaCommitMessage) and m.txn is not None]
+
+
+def _write(options: SinkOptions, iterator: Iterator[Any]) -> KafkaCommitMessage:
+    if not options.exactly_once:
+        return KafkaCommitMessage(kafka_io.write_rows(options, iterator))
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    count, txn = exactly_once.write_task(options, iterator, partition)
+    return KafkaCommitMessage(count, txn)
 
 
 class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc,unused-ignore]
-    """One idempotent producer per task; the task succeeds only once every record is acked."""
+    """One idempotent producer per task; the task succeeds only once every record is acked.
+
+    With ``exactlyOnce`` each task writes in a transaction it leaves open, and ``commit``
+    ends them all on the driver: the write is visible all at once or not at all.
+    """
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
-        return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
+        return _write(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        return None
+        if self.options.exactly_once:
+            exactly_once.commit(self.options, _txns(messages), None)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        # Records of tasks that finished are in Kafka already: the sink is at-least-once.
-        return None
+        # At-least-once: records of tasks that finished are in Kafka already.
+        if self.options.exactly_once:
+            exactly_once.abort(self.options, _txns(messages))
 
 
 class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ignore]
-    """The streaming sink: the same per-task producer, per micro-batch."""
+    """The streaming sink: the same per-task producer, per micro-batch; with
+    ``exactlyOnce`` the driver commits the tasks' transactions once per batch id."""
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
-        return KafkaCommitMessage(kafka_io.write_rows(self.options, iterator))
+        return _write(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        return None
+        if self.options.exactly_once:
+            exactly_once.commit(self.options, _txns(messages), batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        return None
+        if self.options.exactly_once:
+            exactly_once.abort(self.options, _txns(messages))
 
 
-def _sink_options(schema: Any, options: Any) -> SinkOptions:
+def _sink_options(schema: Any, options: Any, *, streaming: bool) -> SinkOptions:
     opts = parse_sink_options(options)
     check_sink_columns({f.name: f.dataType.simpleString() for f in schema.fields}, opts.topic)
+    if opts.exactly_once:
+        # Driver side, before any task of this query or write: settle the transactional id
+        # prefix and finish or abort what an earlier attempt left.
+        opts = exactly_once.with_prefix(opts, streaming=streaming)
+        exactly_once.recover(opts)
     return opts
 
 
@@ -203,7 +235,7 @@ class KafkaDataSource(DataSource):  # type: ignore[misc,unused-ignore]
     def writer(self, schema: Any, overwrite: bool) -> KafkaBatchWriter:
         if overwrite:
             raise ConfigError("Kafka topics cannot be overwritten; use mode('append')")
-        return KafkaBatchWriter(_sink_options(schema, self.options))
+        return KafkaBatchWriter(_sink_options(schema, self.options, streaming=False))
 
     def streamWriter(self, schema: Any, overwrite: bool) -> KafkaStreamWriter:
-        return KafkaStreamWriter(_sink_options(schema, self.options))
+        return KafkaStreamWriter(_sink_options(schema, self.options, streaming=True))
