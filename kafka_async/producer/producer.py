@@ -48,7 +48,14 @@ from ..protocol.apis.txn_offset_commit import (
     TxnOffsetCommitRequestTopic,
 )
 from ..protocol.schema import Api, ReqT
-from ..serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
+from ..serialization import (
+    MessageField,
+    NeedsResolution,
+    SerializationContext,
+    UnresolvedSerializerError,
+    resolve_within,
+)
+from ..serialization import Serializer as _ContextSerializer
 from ..structs import ClientState, OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import (
     BATCH_OVERHEAD,
@@ -91,6 +98,14 @@ _Future = asyncio.Future
 __all__ = ["Producer"]
 
 Headers = Sequence[tuple[str, bytes | None]]
+
+
+async def _identity3(
+    topic: str, value: Any, key: Any, partition: Any, timestamp_ms: Any, headers: Any
+) -> tuple[Any, Any, Any]:
+    """``_resolved_then``'s ``slow`` for enqueue_many: the serialized key, value, headers."""
+    return key, value, headers
+
 
 #: Bound on each coordinator round trip loop of a transactional call.
 _TXN_RETRY_LIMIT = 60
@@ -191,6 +206,11 @@ class Producer:
         )
         self._key_ser = cfg.key_serializer
         self._value_ser = cfg.value_serializer
+        #: A context-aware serializer (kafka_async.serialization.Serializer) is given: both
+        #: run in Python (_serialize_ctx) before the C path, which then gets bytes.
+        self._ctx_ser = isinstance(self._key_ser, _ContextSerializer) or isinstance(
+            self._value_ser, _ContextSerializer
+        )
         self._max_request_size = cfg.max_request_size
         #: Largest record estimate that fits a request next to one batch header.
         self._max_record_size = cfg.max_request_size - BATCH_OVERHEAD
@@ -231,8 +251,8 @@ class Producer:
             "sticky": self._sticky,
             "sticky_bytes": self._sticky_bytes,
             "max_record_size": self._max_record_size,
-            "key_serializer": self._key_ser,
-            "value_serializer": self._value_ser,
+            "key_serializer": None if self._ctx_ser else self._key_ser,
+            "value_serializer": None if self._ctx_ser else self._value_ser,
             "choose": partitioner.choose,
             "delivery_cls": Delivery,
         }
@@ -289,6 +309,26 @@ class Producer:
                 return self._resolved_then(
                     slow, topic, value, key, partition, timestamp_ms, headers
                 )
+
+        def call_ctx(
+            topic: str,
+            value: Any = None,
+            key: Any = None,
+            partition: int | None = None,
+            timestamp_ms: int | None = None,
+            headers: Headers | None = None,
+        ) -> Any:
+            # Context-aware serializers run here; the C path gets their bytes.
+            try:
+                k, v, h = self._serialize_ctx(topic, key, value, headers)
+            except NeedsResolution:
+                return self._resolved_then(
+                    slow, topic, value, key, partition, timestamp_ms, headers
+                )
+            return c_path(topic, v, k, partition, timestamp_ms, h)
+
+        if self._ctx_ser:
+            call = call_ctx
 
         call.__doc__ = c_path.__doc__
         return call
@@ -582,27 +622,88 @@ class Producer:
         rest takes this method's Python body; the two behave alike (tests compare them).
         """
         try:
-            key, value = self._serialize(key, value)
+            key, value, headers = self._serialize(topic, key, value, headers)
         except NeedsResolution:
             return self._resolved_then(
                 self._enqueue_serialized, topic, value, key, partition, timestamp_ms, headers
             )
         return self._enqueue_serialized(topic, value, key, partition, timestamp_ms, headers)
 
-    def _serialize(self, key: Any, value: Any) -> tuple[Any, Any]:
+    def _serialize(
+        self, topic: str, key: Any, value: Any, headers: Headers | None
+    ) -> tuple[Any, Any, Headers | None]:
         """The configured serializers applied (the Python paths of send/enqueue/produce)."""
+        if self._ctx_ser:
+            return self._serialize_ctx(topic, key, value, headers)
         if self._key_ser is not None:
             key = self._key_ser(key)
         if self._value_ser is not None:
             value = self._value_ser(value)
-        return key, value
+        return key, value, headers
 
-    async def _serialize_resolved(self, ser: Any, obj: Any) -> Any:
-        """``ser(obj)``; a :class:`~kafka_async.serialization.NeedsResolution` is resolved
-        (within ``max_block_ms``: the resolver's typed error, e.g. the schema registry's,
-        when it cannot) and the serializer called once more."""
+    def _serialize_ctx(
+        self, topic: str, key: Any, value: Any, headers: Headers | None
+    ) -> tuple[Any, Any, Headers | None]:
+        """The serializers applied when one is context-aware
+        (:class:`~kafka_async.serialization.Serializer`): each gets a
+        :class:`~kafka_async.serialization.SerializationContext` whose ``headers`` is a new
+        list of the record's headers, which the record is sent with (None if it stays empty
+        and none were given)."""
+        hdrs: list[Any] = list(headers) if headers is not None else []
+        ks = self._key_ser
+        if ks is not None:
+            if isinstance(ks, _ContextSerializer):
+                key = ks.serialize(key, SerializationContext(topic, MessageField.KEY, hdrs))
+            else:
+                key = ks(key)
+        vs = self._value_ser
+        if vs is not None:
+            if isinstance(vs, _ContextSerializer):
+                value = vs.serialize(value, SerializationContext(topic, MessageField.VALUE, hdrs))
+            else:
+                value = vs(value)
+        return key, value, (hdrs if hdrs or headers is not None else None)
+
+    async def _serialize_many_ctx(
+        self, topic: str, vals: list[Any], keys: Iterable[Any] | None, headers: Headers | None
+    ) -> tuple[list[Any], list[Any] | None, Headers | None]:
+        """``enqueue_many``'s serializers when one is context-aware: every record gets its
+        own context; the records share one set of headers, so every record must end with the
+        same headers (a registry serializer adds the same schema-id header to each)."""
+        ks = list(keys) if keys is not None else None
+        if ks is not None and len(ks) != len(vals):
+            raise ValueError(f"got {len(ks)} keys for {len(vals)} values")
+        out_v: list[Any] = []
+        out_k: list[Any] | None = [] if ks is not None else None
+        first: Headers | None = None
+        for i, v in enumerate(vals):
+            k = ks[i] if ks is not None else None
+            try:
+                sk, sv, h = self._serialize_ctx(topic, k, v, headers)
+            except NeedsResolution:
+                sk, sv, h = await self._resolved_then(_identity3, topic, v, k, None, None, headers)
+            if i == 0:
+                first = h
+            elif h != first:
+                raise ValueError(
+                    "enqueue_many: the serializers gave records different headers (they share "
+                    "one set); send such records with enqueue"
+                )
+            out_v.append(sv)
+            if out_k is not None:
+                out_k.append(sk)
+        return out_v, out_k, first if vals else headers
+
+    async def _serialize_resolved(
+        self, ser: Any, obj: Any, ctx: SerializationContext | None = None
+    ) -> Any:
+        """``ser(obj)`` (``ser.serialize(obj, ctx)`` for a context-aware one); a
+        :class:`~kafka_async.serialization.NeedsResolution` is resolved (within
+        ``max_block_ms``: the resolver's typed error, e.g. the schema registry's, when it
+        cannot) and the serializer called once more."""
+        call = ser if ctx is None else (lambda o: ser.serialize(o, ctx))
         try:
-            return ser(obj)
+            return call(obj)
         except NeedsResolution as exc:
             await resolve_within(exc, self._cfg.max_block_ms / 1000.0)
         try:
@@ -624,10 +725,24 @@ class Producer:
     ) -> Any:
         """A serializer raised :class:`~kafka_async.serialization.NeedsResolution`: serialize
         again with resolutions, then ``slow`` (the ``*_serialized`` body of the call)."""
-        if self._key_ser is not None:
-            key = await self._serialize_resolved(self._key_ser, key)
-        if self._value_ser is not None:
-            value = await self._serialize_resolved(self._value_ser, value)
+        hdrs: list[Any] | None = None
+        if self._ctx_ser:
+            hdrs = list(headers) if headers is not None else []
+        for field, ser in (
+            (MessageField.KEY, self._key_ser),
+            (MessageField.VALUE, self._value_ser),
+        ):
+            if ser is None:
+                continue
+            ctx = None
+            if hdrs is not None and isinstance(ser, _ContextSerializer):
+                ctx = SerializationContext(topic, field, hdrs)
+            if field is MessageField.KEY:
+                key = await self._serialize_resolved(ser, key, ctx)
+            else:
+                value = await self._serialize_resolved(ser, value, ctx)
+        if hdrs is not None:
+            headers = hdrs if hdrs or headers is not None else None
         return await slow(topic, value, key, partition, timestamp_ms, headers)
 
     async def _after_wakeup(self, delivery: Delivery) -> Delivery:
@@ -767,7 +882,7 @@ class Producer:
         sent, and only the wait for its acknowledgement is abandoned.
         """
         try:
-            key, value = self._serialize(key, value)
+            key, value, headers = self._serialize(topic, key, value, headers)
         except NeedsResolution:
             return self._resolved_then(
                 self._send_serialized, topic, value, key, partition, timestamp_ms, headers
@@ -795,7 +910,7 @@ class Producer:
         ``statistics()["records_failed_unreported"]`` shows the count so far.
         """
         try:
-            key, value = self._serialize(key, value)
+            key, value, headers = self._serialize(topic, key, value, headers)
         except NeedsResolution:
             return self._resolved_then(
                 self._produce_serialized, topic, value, key, partition, timestamp_ms, headers
@@ -874,22 +989,25 @@ class Producer:
             txn.check_can_send()
         vals = list(values)
         vser = self._value_ser
-        if vser is not None:
-            try:
-                vals = [vser(v) for v in vals]
-            except NeedsResolution:
-                vals = [await self._serialize_resolved(vser, v) for v in vals]
-        ks: list[Any] | None = None
-        if keys is not None:
-            ks = list(keys)
-            kser = self._key_ser
-            if kser is not None:
+        if self._ctx_ser:
+            vals, ks, headers = await self._serialize_many_ctx(topic, vals, keys, headers)
+        else:
+            if vser is not None:
                 try:
-                    ks = [kser(k) for k in ks]
+                    vals = [vser(v) for v in vals]
                 except NeedsResolution:
-                    ks = [await self._serialize_resolved(kser, k) for k in ks]
-            if len(ks) != len(vals):
-                raise ValueError(f"got {len(ks)} keys for {len(vals)} values")
+                    vals = [await self._serialize_resolved(vser, v) for v in vals]
+            ks = None
+            if keys is not None:
+                ks = list(keys)
+                kser = self._key_ser
+                if kser is not None:
+                    try:
+                        ks = [kser(k) for k in ks]
+                    except NeedsResolution:
+                        ks = [await self._serialize_resolved(kser, k) for k in ks]
+        if ks is not None and len(ks) != len(vals):
+            raise ValueError(f"got {len(ks)} keys for {len(vals)} values")
         count = len(vals)
         if count == 0:
             return BulkDelivery(topic, -1, [], 0)
