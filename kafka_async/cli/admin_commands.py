@@ -1,6 +1,7 @@
 """``kafka-async`` commands for the Kafka 4.x admin surface: client quotas, log dirs,
 transactions and producers, features, the metadata quorum, share groups, SCRAM users,
-delegation tokens and leader election.
+delegation tokens, leader election, removing consumer group members and listing config
+resources.
 
 Each is ``async def cmd_x(args, out) -> exit code``, like :mod:`kafka_async.cli.commands`;
 :func:`add_parsers` registers their sub-commands on the top-level parser.
@@ -27,9 +28,11 @@ from ..admin import (
     ElectionType,
     FeatureUpdate,
     FeatureUpgradeType,
+    MemberToRemove,
     ScramDeletion,
     ScramUpsertion,
 )
+from ..admin.types import ConfigResourceType
 from ..errors import ElectionNotNeededError, KafkaError
 from ..structs import TopicPartition
 from .commands import (
@@ -43,12 +46,14 @@ from .parsing import UsageError, parse_kv, parse_start
 
 __all__ = [
     "add_parsers",
+    "cmd_configs_list",
     "cmd_delegation_tokens_create",
     "cmd_delegation_tokens_describe",
     "cmd_delegation_tokens_expire",
     "cmd_delegation_tokens_renew",
     "cmd_features_describe",
     "cmd_features_update",
+    "cmd_group_members_remove",
     "cmd_leaders_elect",
     "cmd_log_dirs_describe",
     "cmd_quorum_describe",
@@ -725,6 +730,44 @@ async def cmd_leaders_elect(args: argparse.Namespace, out: Output) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------------------------
+# consumer group members, config resources
+# --------------------------------------------------------------------------------------------
+
+
+async def cmd_group_members_remove(args: argparse.Namespace, out: Output) -> int:
+    if bool(args.instance_id) == bool(args.all):
+        raise UsageError("name members with --instance-id (repeatable), or give --all")
+    members = None if args.all else [MemberToRemove(group_instance_id=i) for i in args.instance_id]
+    async with open_admin(args) as admin:
+        got = await admin.remove_members_from_consumer_group(
+            args.group, members, reason=args.reason
+        )
+    if not got:
+        out.line(f"group {args.group}: no members")
+        return 0
+    return _report(got, out, lambda k: f"group {args.group} member {k}", "removed")
+
+
+#: ``--type`` names of config resource types.
+_CONFIG_TYPES = {
+    "topic": ConfigResourceType.TOPIC,
+    "broker": ConfigResourceType.BROKER,
+    "broker-logger": ConfigResourceType.BROKER_LOGGER,
+    "client-metrics": ConfigResourceType.CLIENT_METRICS,
+    "group": ConfigResourceType.GROUP,
+}
+
+
+async def cmd_configs_list(args: argparse.Namespace, out: Output) -> int:
+    types = [_CONFIG_TYPES[t] for t in args.type or ()]
+    async with open_admin(args) as admin:
+        got = await admin.list_config_resources(types)
+    names = {v: k for k, v in _CONFIG_TYPES.items()}
+    out.table(["TYPE", "NAME"], [(names.get(r.type, str(r.type)), r.name) for r in got])
+    return 0
+
+
 def _entity_options(p: argparse.ArgumentParser) -> None:
     for attr, etype in _QUOTA_TYPES:
         p.add_argument(f"--{etype}", dest=attr, metavar="NAME", help=f"the {etype} entity")
@@ -906,6 +949,23 @@ def add_parsers(sub: Any, cmd: CommandAdder, parser_class: type[argparse.Argumen
         help="only tokens of this owner, e.g. User:alice (repeatable; default all)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per token")
+
+    # consumer group members ----------------------------------------------------------------
+    gm = group("group-members", "remove members from a consumer group (static members)")
+    p = cmd(gm, "remove", cmd_group_members_remove, "remove members; their partitions move now")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument(
+        "--instance-id", action="append", metavar="ID", help="a static member (repeatable)"
+    )
+    p.add_argument("--all", action="store_true", help="every member the group has")
+    p.add_argument("--reason", default=None, help="logged by the broker (Kafka 3.2+)")
+
+    # config resources --------------------------------------------------------------------
+    cs = group("configs", "the cluster's config resources")
+    p = cmd(cs, "list", cmd_configs_list, "config resources (ListConfigResources, Kafka 4.1+)")
+    p.add_argument(
+        "--type", action="append", choices=sorted(_CONFIG_TYPES), help="repeatable; default all"
+    )
 
     # leaders -----------------------------------------------------------------------------
     lsub = group("leaders", "leader elections")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from kafka_async.admin import AdminClient, ConfigResource, MemberToRemove
@@ -23,6 +24,7 @@ from kafka_async.errors import IncompatibleBrokerVersionError, UnknownMemberIdEr
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.capabilities import describe_gap
 from kafka_async.testing.plugin import KafkaService
+from tests.cli.test_cli_admin_kafka4 import ok, one_line_error, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -79,6 +81,18 @@ async def test_removing_a_stopped_static_member_hands_its_partitions_on(
         # Well within the 45 s session: B is given A's partition at the next rebalance.
         await _poll_until(b, lambda: b.assignment() == both, timeout=25)
 
+        # The command line: an unknown member is one error line and exit 1.
+        line = one_line_error(
+            await anyio.to_thread.run_sync(
+                lambda: run(
+                    ["group-members", "remove", group, "--instance-id", "static-gone"],
+                    bootstrap=kafka_broker,
+                )
+            )
+        )
+        assert "static-gone" in line
+        assert "UNKNOWN_MEMBER_ID" in line
+
         # "Remove all": B too (it joins again on its own as the same static member).
         everyone = await admin.remove_members_from_consumer_group(group, raise_on_error=True)
         assert list(everyone) == ["static-b"]
@@ -110,3 +124,10 @@ async def test_list_config_resources(
         assert {r.type for r in topics} == {ConfigResourceType.TOPIC}
         groups = await admin.list_config_resources([ConfigResourceType.GROUP])
         assert groups == [r for r in every if r.type is ConfigResourceType.GROUP]
+        listed = ok(
+            await anyio.to_thread.run_sync(
+                lambda: run(["configs", "list", "--type", "group"], bootstrap=kafka_broker)
+            )
+        )
+        assert group in listed
+        assert topic not in listed
