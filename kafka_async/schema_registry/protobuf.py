@@ -9,12 +9,23 @@ value carries the message indexes of its message within the file (see
 :mod:`~kafka_async.schema_registry.wire`).
 
 The deserializer decodes into a given message class, or, without one, into a class built
-from the writer schema of each value's id (a dynamic message of the same type).
+from the writer schema of each value's id (a dynamic message of the same type). Registries
+hold Protobuf schemas as ``.proto`` text when Java or Go clients registered them; the
+protobuf package cannot parse that text, so such a schema is compiled with protoc as the
+``grpcio-tools`` package ships it (``pip install grpcio-tools``, in the ``schema-registry-proto``
+extra), in a temporary directory with the schema's references as the files it imports.
+Without grpcio-tools a ``.proto`` text schema is a
+:class:`~kafka_async.schema_registry.errors.SerializationError` that says so (give the
+deserializer the message class instead, which needs no schema at all).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import hashlib
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from .client import SchemaRegistryClient
@@ -135,6 +146,78 @@ class ProtobufSerializer(RegistrySerializer[bytes]):
         return prefix + body
 
 
+def _descriptor(schema: Schema) -> descriptor_pb2.FileDescriptorProto | None:
+    """The schema's ``FileDescriptorProto`` when it is in that form (base64), else None
+    (``.proto`` text)."""
+    try:
+        raw = base64.b64decode(schema.schema_str, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    fdp = descriptor_pb2.FileDescriptorProto()
+    try:
+        fdp.ParseFromString(raw)
+    except Exception:
+        return None
+    return fdp if fdp.message_type or fdp.name else None
+
+
+def _compile_proto_text(
+    schema: Schema, client: SchemaRegistryClient
+) -> list[descriptor_pb2.FileDescriptorProto]:
+    """A ``.proto`` text schema compiled by protoc (grpcio-tools): its files in dependency
+    order, the schema's own last. Its references are written as the files it imports
+    (each reference's ``name`` is the import path), fetched through the client (blocking:
+    :meth:`RegistryDeserializer.fetch` puts them in the client's cache first)."""
+    try:
+        from grpc_tools import protoc  # type: ignore[import-untyped]
+    except ImportError:
+        raise SerializationError(
+            "a PROTOBUF schema in .proto text form needs protoc to be read without the "
+            "message class: pip install grpcio-tools (or give the deserializer the class)"
+        ) from None
+    import importlib.resources
+
+    main = f"registry_{hashlib.sha256(schema.schema_str.encode()).hexdigest()[:16]}.proto"
+    with tempfile.TemporaryDirectory(prefix="kafka-async-proto-") as tmp:
+        root = Path(tmp)
+
+        def write(name: str, s: Schema) -> None:
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fdp = _descriptor(s)
+            if fdp is not None:
+                raise SerializationError(
+                    f"the .proto text schema imports {name!r}, registered as a descriptor: "
+                    "mixed forms are not supported"
+                )
+            path.write_text(s.schema_str)
+            for ref in s.references:
+                if not _is_well_known(ref.name):
+                    write(ref.name, client.version_blocking(ref.subject, ref.version).schema)
+
+        write(main, schema)
+        out = root / "out.pb"
+        include = str(importlib.resources.files("grpc_tools") / "_proto")
+        code = protoc.main(
+            [
+                "protoc",
+                f"-I{root}",
+                f"-I{include}",
+                f"--descriptor_set_out={out}",
+                "--include_imports",
+                main,
+            ]
+        )
+        if code != 0 or not out.exists():
+            raise SerializationError(
+                f"protoc could not compile the .proto text schema (exit {code}; its messages "
+                "are on the standard error)"
+            )
+        fds = descriptor_pb2.FileDescriptorSet()
+        fds.ParseFromString(out.read_bytes())
+    return list(fds.file)
+
+
 class _Reader:
     """A writer schema's descriptor pool, its file's name, and the classes built so far."""
 
@@ -167,17 +250,17 @@ class ProtobufDeserializer(RegistryDeserializer[_Reader | None, Message]):
         added: set[str] = set()
 
         def add(s: Schema) -> descriptor_pb2.FileDescriptorProto:
-            for ref in s.references:
-                add(self._client.version_blocking(ref.subject, ref.version).schema)
-            fdp = descriptor_pb2.FileDescriptorProto()
-            try:
-                fdp.ParseFromString(base64.standard_b64decode(s.schema_str))
-            except Exception as exc:
-                raise SerializationError(
-                    "a PROTOBUF schema in .proto text form cannot be compiled here (the "
-                    "protobuf package has no .proto parser): give the deserializer the "
-                    "message class"
-                ) from exc
+            fdp = _descriptor(s)
+            if fdp is None:  # .proto text: protoc compiles it with its imports
+                files = _compile_proto_text(s, self._client)
+                for f in files[:-1]:  # what it imports, well-known types included
+                    if f.name not in added:
+                        pool.Add(f)
+                        added.add(f.name)
+                fdp = files[-1]
+            else:
+                for ref in s.references:
+                    add(self._client.version_blocking(ref.subject, ref.version).schema)
             for dep in fdp.dependency:
                 if _is_well_known(dep) and dep not in added:
                     pool.AddSerializedFile(

@@ -334,3 +334,88 @@ async def test_aiokafka_drop_in_needs_no_prepare(
         finally:
             await consumer.stop()
     assert got == [{"name": n, "score": i + 1} for i, n in enumerate("abc")]
+
+
+PROTO_COMMON = """syntax = "proto3";
+package kt.text;
+message Money { string currency = 1; int64 cents = 2; }
+"""
+PROTO_ORDER = """syntax = "proto3";
+package kt.text;
+import "kt/text/common.proto";
+import "google/protobuf/timestamp.proto";
+message Header { string id = 1; }
+message Order {
+  string id = 1;
+  Money total = 2;
+  google.protobuf.Timestamp at = 3;
+  message Line { string sku = 1; int32 qty = 2; }
+  repeated Line lines = 4;
+}
+"""
+
+
+@pytest.mark.anyio
+async def test_protobuf_proto_text_schema_read_without_a_class(
+    kafka_broker: str, new_topic: NewTopic, sr: SchemaRegistryClient
+) -> None:
+    """A schema registered as .proto text (as Java clients do), with a reference: decoded
+    without the message class (protoc from grpcio-tools compiles it)."""
+    pytest.importorskip("grpc_tools")
+    from kafka_async.schema_registry import Schema, SchemaReference
+    from kafka_async.schema_registry.wire import encode_message_indexes, frame
+
+    topic = new_topic(1)
+    common_subject = f"{topic}-kt/text/common.proto"
+    await sr.register(common_subject, Schema(PROTO_COMMON, "PROTOBUF"))
+    ref = SchemaReference("kt/text/common.proto", common_subject, 1)
+    schema_id = await sr.register(f"{topic}-value", Schema(PROTO_ORDER, "PROTOBUF", (ref,)))
+
+    # The same messages, built here to write the bytes (a pool of the test's own).
+    pool = descriptor_pool.DescriptorPool()
+    from google.protobuf import timestamp_pb2
+
+    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
+    common = descriptor_pb2.FileDescriptorProto(
+        name="kt/text/common.proto", package="kt.text", syntax="proto3"
+    )
+    money = common.message_type.add(name="Money")
+    money.field.add(name="currency", number=1, type=9, label=1)
+    money.field.add(name="cents", number=2, type=3, label=1)
+    pool.Add(common)
+    order_file = descriptor_pb2.FileDescriptorProto(
+        name="order.proto",
+        package="kt.text",
+        syntax="proto3",
+        dependency=["kt/text/common.proto", "google/protobuf/timestamp.proto"],
+    )
+    order_file.message_type.add(name="Header").field.add(name="id", number=1, type=9, label=1)
+    order = order_file.message_type.add(name="Order")
+    order.field.add(name="id", number=1, type=9, label=1)
+    order.field.add(name="total", number=2, type=11, label=1, type_name=".kt.text.Money")
+    order.field.add(name="at", number=3, type=11, label=1, type_name=".google.protobuf.Timestamp")
+    line = order.nested_type.add(name="Line")
+    line.field.add(name="sku", number=1, type=9, label=1)
+    line.field.add(name="qty", number=2, type=5, label=1)
+    order.field.add(name="lines", number=4, type=11, label=3, type_name=".kt.text.Order.Line")
+    pool.Add(order_file)
+    order_cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("kt.text.Order"))
+    line_cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("kt.text.Order.Line"))
+    msg = order_cls(id="o1", lines=[line_cls(sku="s", qty=2)])
+    msg.total.currency, msg.total.cents = "EUR", 1250
+    msg.at.seconds = 1_700_000_000
+    values = [
+        frame(schema_id) + encode_message_indexes([1]) + msg.SerializeToString(),
+        frame(schema_id) + encode_message_indexes([1, 0]) + line_cls(sku="n").SerializeToString(),
+    ]
+    async with Producer(bootstrap_servers=kafka_broker) as producer:
+        for v in values:
+            await producer.send(topic, v, partition=0)
+
+    got = await _read_records(kafka_broker, topic, 2, value_deserializer=ProtobufDeserializer(sr))
+    first, second = (r.value for r in got)
+    assert first.DESCRIPTOR.full_name == "kt.text.Order"
+    assert (first.id, first.total.cents, first.at.seconds) == ("o1", 1250, 1_700_000_000)
+    assert [(ln.sku, ln.qty) for ln in first.lines] == [("s", 2)]
+    assert second.DESCRIPTOR.full_name == "kt.text.Order.Line"
+    assert second.sku == "n"
