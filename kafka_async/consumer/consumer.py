@@ -68,6 +68,7 @@ from ..errors import (
     RecordDeserializationError,
 )
 from ..observability import ClientHooks, ConsumeEvent, call_hook
+from ..observability.telemetry import MetricsPusher, close_budget, consumer_pusher
 from ..records.batch import ready as _ready
 from ..serialization import NeedsResolution, UnresolvedSerializerError, resolve_within
 from ..structs import ClientState, ConsumerRecord, OffsetAndMetadata, TopicPartition
@@ -186,6 +187,8 @@ class Consumer(Generic[K, V]):
       offset lookups unless they give timeout_ms; a moving coordinator or leader is asked again
       until then.
     * ``hooks`` (None): observability hooks (OpenTelemetry spans and metrics); None: off.
+    * ``enable_metrics_push`` (True): push the metrics a broker's client-metrics subscription asks
+      for (KIP-714).
 
     .. settings:consumer end
     """
@@ -271,6 +274,8 @@ class Consumer(Generic[K, V]):
             )
         self._life = Lifecycle("consumer")
         self._tg: BackgroundTasks | None = None
+        #: The KIP-714 metrics push loop (``enable_metrics_push``), in ``_tg``.
+        self._telemetry: MetricsPusher | None = None
         #: The API is closed: set by close() once its final commit and LeaveGroup are done
         #: (while they run, the API, commit() in the listener, still works).
         self._closed = False
@@ -352,6 +357,15 @@ class Consumer(Generic[K, V]):
             await tg.start(self._coordinator.run)
             if self._config.enable_auto_commit:
                 tg.start_soon(self._auto_commit_loop)
+        if self._config.enable_metrics_push:
+            self._telemetry = consumer_pusher(
+                self._client,
+                self.statistics,
+                client_id=self._config.client.client_id,
+                group_id=self._config.group_id,
+                group_instance_id=self._config.group_instance_id,
+            )
+            await tg.start(self._telemetry.run)
 
     async def _stop_background(self) -> None:
         """Close the API, stop the background tasks, then the cluster client (each
@@ -380,6 +394,10 @@ class Consumer(Generic[K, V]):
                     self._config.close_timeout_ms / 1000,
                     partial(self._commit_and_leave, coordinator),
                 )
+            if self._telemetry is not None:
+                # The last metrics push, marked terminating, while connections are open.
+                deadline = anyio.current_time() + self._config.close_timeout_ms / 1000
+                await self._telemetry.terminate(close_budget(deadline))
             await self._stop_background()
         finally:
             # After the final commit, so a last metric collection still sees it; in a

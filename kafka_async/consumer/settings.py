@@ -229,5 +229,11 @@ SCHEMA = Schema(
             "observability hooks (OpenTelemetry spans and metrics); None: off",
             java="",
         ),
+        Setting(
+            "enable_metrics_push",
+            Bool(),
+            True,
+            "push the metrics a broker's client-metrics subscription asks for (KIP-714)",
+        ),
     ],
 )

@@ -92,6 +92,8 @@ class ConsumerSettings(ClientSettings, total=False):
     default_api_timeout_ms: int
     #: observability hooks (OpenTelemetry spans and metrics); None: off (default: None)
     hooks: ClientHooks | None
+    #: push the metrics a broker's client-metrics subscription asks for (KIP-714) (default: True)
+    enable_metrics_push: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +132,7 @@ class ConsumerFields:
     close_timeout_ms: int = 5000
     default_api_timeout_ms: int = 60000
     hooks: ClientHooks | None = None
+    enable_metrics_push: bool = True
 
     def __post_init__(self) -> None:
         # Each field checked against its declaration (the config subclass adds the

@@ -38,6 +38,7 @@ from ..errors import (
 )
 from ..net.config import with_bootstrap_servers
 from ..observability import ProduceEvent, call_hook
+from ..observability.telemetry import MetricsPusher, close_budget, producer_pusher
 from ..protocol.apis import ADD_OFFSETS_TO_TXN, END_TXN, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT
 from ..protocol.apis.add_offsets_to_txn import AddOffsetsToTxnRequest
 from ..protocol.apis.end_txn import EndTxnRequest
@@ -163,6 +164,8 @@ class Producer:
     * ``allow_auto_create_topics`` (True): metadata requests let a broker with
       auto.create.topics.enable create a topic.
     * ``hooks`` (None): observability hooks (OpenTelemetry spans and metrics); None: off.
+    * ``enable_metrics_push`` (True): push the metrics a broker's client-metrics subscription asks
+      for (KIP-714).
 
     .. settings:producer end
 
@@ -227,6 +230,8 @@ class Producer:
         #: its own beside it, never inside it.
         self._tasks: BackgroundTasks | None = None
         self._sender_done: anyio.Event | None = None
+        #: The KIP-714 metrics push loop (``enable_metrics_push``), in ``_tasks``.
+        self._telemetry: MetricsPusher | None = None
         self._life = Lifecycle("producer")
         self._hooks = cfg.hooks
         if self._hooks is not None:
@@ -388,6 +393,15 @@ class Producer:
         sender = self._sender = Sender(client, self._acc, self._cfg, self._txn)
         done = self._sender_done = anyio.Event()
         await tasks.start(self._run_sender, sender, done)
+        if self._cfg.enable_metrics_push:
+            self._telemetry = producer_pusher(
+                client,
+                self._acc,
+                self.statistics,
+                client_id=self._cfg.client.client_id,
+                transactional_id=self._cfg.transactional_id,
+            )
+            await tasks.start(self._telemetry.run)
         if self._txn is not None:
             await self._init_transactions()
 
@@ -462,6 +476,9 @@ class Producer:
                     await self._sender_done.wait()
                 if not self._sender_done.is_set():
                     self._fail_at_deadline(sender, timeout)
+            if self._telemetry is not None:
+                # The last metrics push, marked terminating, while connections are open.
+                await self._telemetry.terminate(close_budget(deadline))
             await self._stop_background()
         finally:
             # Anything still unsettled (should be nothing) must not hang its waiters.

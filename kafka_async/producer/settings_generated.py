@@ -75,6 +75,8 @@ class ProducerSettings(ClientSettings, total=False):
     allow_auto_create_topics: bool
     #: observability hooks (OpenTelemetry spans and metrics); None: off (default: None)
     hooks: ClientHooks | None
+    #: push the metrics a broker's client-metrics subscription asks for (KIP-714) (default: True)
+    enable_metrics_push: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +104,7 @@ class ProducerFields:
     metadata_wait_ms: int | None = None
     allow_auto_create_topics: bool = True
     hooks: ClientHooks | None = None
+    enable_metrics_push: bool = True
 
     def __post_init__(self) -> None:
         # Each field checked against its declaration (the config subclass adds the

@@ -1,0 +1,299 @@
+"""Client metrics push (KIP-714) against Apache Kafka 4.4.0 with a recording telemetry plugin.
+
+The file compiles ``java/RecordingTelemetryReporter.java`` with ``javac`` against the broker's
+jars and starts its own 4.4.0 node (small heap) with that class in ``metric.reporters``: the
+broker then advertises GetTelemetrySubscriptions/PushTelemetry and hands every push to the
+reporter, which writes the (decompressed) payload to a file named after the client instance
+and whether the push was the terminating one. A client-metrics subscription made with our
+admin client (a CLIENT_METRICS config resource: ``metrics`` prefixes, ``interval.ms``,
+``match`` on the client id) decides what a client pushes. The payloads are decoded with
+``opentelemetry-proto`` (the OTLP project's generated classes, not our encoder's twin).
+
+The last test runs against the session's broker, which has no telemetry plugin and so does
+not advertise the APIs: the client's push loop turns itself off and the client works as
+before.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+
+from kafka_async.admin import AdminClient, ConfigResource
+from kafka_async.admin.types import ConfigResourceType
+from kafka_async.consumer import Consumer
+from kafka_async.producer import Producer
+from kafka_async.protocol.apis import GET_TELEMETRY_SUBSCRIPTIONS
+from kafka_async.testing.apache import (
+    ApacheKafka,
+    KafkaPrerequisiteError,
+    ensure_distribution,
+    find_java,
+)
+from kafka_async.testing.plugin import skip_or_fail
+from kafka_async.testing.topics import create_topic
+
+metrics_pb2 = pytest.importorskip("opentelemetry.proto.metrics.v1.metrics_pb2")
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+VERSION = "4.4.0"
+JAVA_SOURCE = Path(__file__).parent / "java" / "RecordingTelemetryReporter.java"
+DELTA, CUMULATIVE = 1, 2
+
+
+@dataclass
+class TelemetryBroker:
+    bootstrap: str
+    pushes: Path
+
+
+@pytest.fixture(scope="module")
+def telemetry_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TelemetryBroker]:
+    """One Apache Kafka 4.4.0 node with the recording telemetry reporter on its classpath."""
+    work = tmp_path_factory.mktemp("telemetry")
+    classes, pushes = work / "classes", work / "pushes"
+    classes.mkdir()
+    pushes.mkdir()
+    kafka = ApacheKafka(
+        version=VERSION,
+        heap="384m",
+        broker_config={
+            "metric.reporters": "RecordingTelemetryReporter",
+            "kafka_async.test.telemetry.dir": str(pushes),
+        },
+        extra_classpath=[str(classes)],
+    )
+    try:
+        dist = ensure_distribution(VERSION)
+    except KafkaPrerequisiteError as exc:
+        skip_or_fail(f"Apache Kafka {VERSION} cannot run here: {exc}")
+    javac = shutil.which("javac") or str(Path(find_java()).with_name("javac"))
+    if not Path(javac).exists():
+        skip_or_fail("no javac to compile the broker's telemetry reporter")
+    subprocess.run(
+        [javac, "-d", str(classes), "-cp", dist.classpath, str(JAVA_SOURCE)],
+        check=True,
+        timeout=120,
+    )
+    try:
+        kafka.start()
+    except KafkaPrerequisiteError as exc:
+        skip_or_fail(f"Apache Kafka {VERSION} cannot run here: {exc}")
+    try:
+        yield TelemetryBroker(kafka.bootstrap_servers, pushes)
+    finally:
+        kafka.stop()
+
+
+@dataclass
+class Push:
+    instance_id: str
+    terminating: bool
+    data: object  # metrics_pb2.MetricsData
+
+
+def _kafka_uuid(value: uuid.UUID) -> str:
+    """How Kafka's ``Uuid.toString()`` writes an id: URL-safe base64, no padding."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def _pushes(folder: Path, instance_id: str) -> list[Push]:
+    found = []
+    for path in sorted(folder.glob(f"*-{instance_id}-*.bin")):
+        data = metrics_pb2.MetricsData()
+        data.ParseFromString(path.read_bytes())
+        found.append(Push(instance_id, path.stem.endswith("-t"), data))
+    return found
+
+
+def _metrics(push: Push) -> dict[str, object]:
+    """Metric name -> the OTLP Metric, over the push's resources and scopes."""
+    out = {}
+    for rm in push.data.resource_metrics:  # type: ignore[attr-defined]
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                out[metric.name] = metric
+    return out
+
+
+def _value(metric: object) -> float:
+    points = metric.sum.data_points if metric.HasField("sum") else metric.gauge.data_points  # type: ignore[attr-defined]
+    (point,) = points
+    return float(point.as_int if point.HasField("as_int") else point.as_double)
+
+
+async def _subscribe(bootstrap: str, name: str, metrics: str, client_id: str) -> None:
+    async with AdminClient(bootstrap_servers=bootstrap) as admin:
+        await admin.incremental_alter_configs(
+            {
+                ConfigResource(ConfigResourceType.CLIENT_METRICS, name): {
+                    "metrics": metrics,
+                    "interval.ms": "1000",
+                    "match": f"client_id={client_id}",
+                }
+            },
+            raise_on_error=True,
+        )
+
+
+async def _wait_for_pushes(folder: Path, instance_id: str, count: int) -> list[Push]:
+    with anyio.fail_after(30):
+        while len(found := _pushes(folder, instance_id)) < count:  # noqa: ASYNC110 - a folder
+            await anyio.sleep(0.2)
+    return found
+
+
+async def test_producer_pushes_the_subscribed_metrics(telemetry_broker: TelemetryBroker) -> None:
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    client_id = f"telemetry-producer-{uuid.uuid4().hex[:8]}"
+    topic = f"telemetry-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, 1)
+    # Prefixes: every record.* metric, and the one buffer total (not buffer.available.bytes).
+    prefixes = ["org.apache.kafka.producer.record.", "org.apache.kafka.producer.buffer.total"]
+    await _subscribe(bootstrap, f"sub-{client_id}", ",".join(prefixes), client_id)
+    records = 50
+    async with Producer(
+        bootstrap_servers=bootstrap, client_id=client_id, buffer_memory=8 * 1024 * 1024
+    ) as producer:
+        pusher = producer._telemetry
+        assert pusher is not None
+        for i in range(records):
+            await producer.enqueue(topic, f"v{i}".encode())
+        await producer.flush()
+        with anyio.fail_after(30):
+            while pusher.subscription is None or not pusher.subscription.requested:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        instance_id = _kafka_uuid(pusher.instance_id)
+        sub = pusher.subscription
+        assert sorted(sub.requested) == sorted(prefixes)
+        # A push after the flush has every record counted.
+        await _wait_for_pushes(folder, instance_id, 2)
+    pushes = _pushes(folder, instance_id)
+    assert pushes
+    assert pushes[-1].terminating, "close() sends a terminating push last"
+    assert [p.terminating for p in pushes].count(True) == 1
+    sent = []
+    queue_avg = []
+    for push in pushes:
+        metrics = _metrics(push)
+        for name in metrics:
+            assert any(name.startswith(p) for p in prefixes), name
+        assert _value(metrics["org.apache.kafka.producer.buffer.total.bytes"]) == 8 * 1024 * 1024
+        send = metrics["org.apache.kafka.producer.record.send.total"]
+        assert send.sum.is_monotonic  # type: ignore[attr-defined]
+        temporality = send.sum.aggregation_temporality  # type: ignore[attr-defined]
+        assert temporality == (DELTA if sub.delta else CUMULATIVE)
+        sent.append(_value(send))
+        if "org.apache.kafka.producer.record.queue.time.avg" in metrics:
+            queue_avg.append(_value(metrics["org.apache.kafka.producer.record.queue.time.avg"]))
+            assert _value(metrics["org.apache.kafka.producer.record.queue.time.max"]) >= 0
+        assert _value(metrics["org.apache.kafka.producer.record.error.total"]) == 0
+    # Deltas add up to the records sent; cumulative values end there.
+    assert (sum(sent) if sub.delta else sent[-1]) == records
+    assert queue_avg, "the drain's queue time was pushed"
+    assert all(v >= 0 for v in queue_avg)
+    resource = {
+        kv.key: kv.value.string_value
+        for kv in pushes[0].data.resource_metrics[0].resource.attributes  # type: ignore[attr-defined]
+    }
+    assert resource["client_id"] == client_id
+
+
+async def test_consumer_pushes_and_follows_a_changed_subscription(
+    telemetry_broker: TelemetryBroker,
+) -> None:
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    client_id = f"telemetry-consumer-{uuid.uuid4().hex[:8]}"
+    topic = f"telemetry-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, 1)
+    records = 20
+    async with Producer(bootstrap_servers=bootstrap, enable_metrics_push=False) as producer:
+        assert producer._telemetry is None
+        for i in range(records):
+            await producer.enqueue(topic, f"v{i}".encode())
+        await producer.flush()
+    name = f"sub-{client_id}"
+    await _subscribe(bootstrap, name, "org.apache.kafka.consumer.fetch.manager.", client_id)
+    async with Consumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        client_id=client_id,
+        group_id=f"g-{client_id}",
+        auto_offset_reset="earliest",
+    ) as consumer:
+        got = 0
+        with anyio.fail_after(30):
+            while got < records:
+                batch = await consumer.getmany(timeout_ms=500)
+                got += sum(len(v) for v in batch.values())
+        pusher = consumer._telemetry
+        assert pusher is not None
+        with anyio.fail_after(30):
+            while pusher.pushes < 1:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        instance_id = _kafka_uuid(pusher.instance_id)
+        first_subscription = pusher.subscription
+        assert first_subscription is not None
+        # A new subscription id: the next push is refused with UNKNOWN_SUBSCRIPTION_ID and
+        # the client fetches the subscription again, now with the coordinator's metrics too.
+        await _subscribe(
+            bootstrap,
+            name,
+            "org.apache.kafka.consumer.fetch.manager.,org.apache.kafka.consumer.coordinator.",
+            client_id,
+        )
+        with anyio.fail_after(30):
+            while not any(  # noqa: ASYNC110
+                "org.apache.kafka.consumer.coordinator.assigned.partitions" in _metrics(p)
+                for p in _pushes(folder, instance_id)
+            ):
+                await anyio.sleep(0.2)
+        assert pusher.subscription is not None
+        assert pusher.subscription.subscription_id != first_subscription.subscription_id
+        assert pusher.disabled is None
+    pushes = _pushes(folder, instance_id)
+    assert pushes[-1].terminating
+    consumed = [
+        _value(m["org.apache.kafka.consumer.fetch.manager.records.consumed.total"])
+        for m in map(_metrics, pushes)
+        if "org.apache.kafka.consumer.fetch.manager.records.consumed.total" in m
+    ]
+    delta = first_subscription.delta
+    assert (sum(consumed) if delta else consumed[-1]) == records
+    assigned = [
+        _value(m["org.apache.kafka.consumer.coordinator.assigned.partitions"])
+        for m in map(_metrics, pushes)
+        if "org.apache.kafka.consumer.coordinator.assigned.partitions" in m
+    ]
+    # One partition while in the group; none in the terminating push, sent after leaving.
+    assert max(assigned) == 1
+    assert assigned[-1] == 0
+
+
+async def test_a_broker_without_client_telemetry_turns_the_push_off(kafka_broker: str) -> None:
+    """The session's broker has no telemetry plugin: it does not advertise
+    GetTelemetrySubscriptions, and the producer's push loop stops itself quietly."""
+    async with Producer(bootstrap_servers=kafka_broker) as producer:
+        pusher = producer._telemetry
+        assert pusher is not None
+        client = producer._client
+        assert client is not None
+        conn = await client.connection(await client.any_node())
+        if GET_TELEMETRY_SUBSCRIPTIONS.key in conn.api_versions:
+            pytest.skip("this broker advertises GetTelemetrySubscriptions (a plugin is set)")
+        with anyio.fail_after(30):
+            while pusher.disabled is None:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        assert "does not offer" in pusher.disabled
+        delivery = await (await producer.enqueue(f"telemetry-off-{uuid.uuid4().hex[:6]}", b"x"))
+        assert delivery.offset >= 0
+    assert pusher.pushes == 0

@@ -1,0 +1,89 @@
+"""KIP-714 pieces without a broker: the OTLP encoder (decoded with opentelemetry-proto, the
+OTLP project's own classes), prefix matching, codec choice and the queue-time sensor."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_async.observability.telemetry import (
+    MetricPoint,
+    Sensor,
+    Subscription,
+    encode_metrics_data,
+)
+from kafka_async.records import compression
+
+metrics_pb2 = pytest.importorskip("opentelemetry.proto.metrics.v1.metrics_pb2")
+
+
+def _sub(requested: tuple[str, ...], codecs: tuple[int, ...] = ()) -> Subscription:
+    return Subscription(7, requested, 1000, True, 1 << 20, codecs)
+
+
+def test_encoded_metrics_decode_with_the_otlp_classes() -> None:
+    gauge = MetricPoint("org.apache.kafka.producer.record.queue.time.avg", 2.5, unit="ms")
+    total = MetricPoint("org.apache.kafka.producer.record.send.total", 9, "sum", (("node.id", 1),))
+    negative = MetricPoint("x.level", -3)
+    data = encode_metrics_data(
+        [(gauge, 2.5, 1), (total, 4, 100), (negative, -3, 1)],
+        time_ns=200,
+        delta=True,
+        resource={"client_id": "c1"},
+        scope=("kafka_async", "1.0"),
+    )
+    decoded = metrics_pb2.MetricsData()
+    decoded.ParseFromString(data)
+    (rm,) = decoded.resource_metrics
+    assert [(a.key, a.value.string_value) for a in rm.resource.attributes] == [("client_id", "c1")]
+    (sm,) = rm.scope_metrics
+    assert (sm.scope.name, sm.scope.version) == ("kafka_async", "1.0")
+    by_name = {m.name: m for m in sm.metrics}
+    avg = by_name[gauge.name]
+    assert avg.unit == "ms"
+    assert avg.gauge.data_points[0].as_double == 2.5
+    assert avg.gauge.data_points[0].time_unix_nano == 200
+    send = by_name[total.name].sum
+    assert send.is_monotonic
+    assert send.aggregation_temporality == metrics_pb2.AGGREGATION_TEMPORALITY_DELTA
+    (point,) = send.data_points
+    assert (point.as_int, point.start_time_unix_nano, point.time_unix_nano) == (4, 100, 200)
+    assert [(a.key, a.value.int_value) for a in point.attributes] == [("node.id", 1)]
+    assert by_name["x.level"].gauge.data_points[0].as_int == -3
+
+
+def test_cumulative_temporality() -> None:
+    total = MetricPoint("a.total", 5, "sum")
+    data = encode_metrics_data(
+        [(total, 5, 1)], time_ns=2, delta=False, resource={}, scope=("kafka_async", "")
+    )
+    decoded = metrics_pb2.MetricsData()
+    decoded.ParseFromString(data)
+    metric = decoded.resource_metrics[0].scope_metrics[0].metrics[0]
+    assert metric.sum.aggregation_temporality == metrics_pb2.AGGREGATION_TEMPORALITY_CUMULATIVE
+
+
+def test_prefix_matching() -> None:
+    sub = _sub(("org.apache.kafka.producer.record.", "org.apache.kafka.producer.buffer.total"))
+    assert sub.matches("org.apache.kafka.producer.record.queue.time.avg")
+    assert sub.matches("org.apache.kafka.producer.buffer.total.bytes")
+    assert not sub.matches("org.apache.kafka.producer.buffer.available.bytes")
+    assert not sub.matches("org.apache.kafka.consumer.fetch.manager.fetch.total")
+    assert _sub(("",)).matches("anything")
+    assert _sub(("*",)).matches("anything")
+    assert not _sub(()).matches("anything")
+
+
+def test_codec_is_the_first_accepted_one_we_write() -> None:
+    assert _sub((), (compression.ZSTD, compression.GZIP)).codec == compression.ZSTD
+    assert _sub((), (9, compression.LZ4)).codec == compression.LZ4
+    assert _sub((), ()).codec == compression.NONE
+
+
+def test_sensor_window() -> None:
+    sensor = Sensor()
+    assert sensor.take() is None
+    for value in (1.0, 5.0, 3.0):
+        sensor.record(value)
+    assert sensor.take() == (3.0, 5.0)
+    assert sensor.take() is None
+    assert sensor.count == 3
