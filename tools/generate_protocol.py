@@ -39,7 +39,8 @@ it): Kafka's request and response live in separate files and may each have a dif
 struct of one name (DescribeQuorum's ``TopicData``), while a module here has one class per
 name; the struct is named again as ``TopicData, class PyName``. The header may end with
 ``, spec 4.1`` to cross-check the API against Kafka 4.1's JSON
-(``../shared/kafka-protocol-4.1``) instead of the 4.0 snapshot.
+(``../shared/kafka-protocol-4.1``) instead of the 4.0 snapshot, or ``, spec 4.4`` against the
+JSON inside the kafka-clients 4.4.0 jar (the test plugin's broker cache or ``~/.m2``).
 
 Run from the repository's root: ``python -m tools.generate_protocol`` (writes) or ``--check``
 (exit 1 if stale). Not part of the installed package: the wheel carries the generated modules,
@@ -92,7 +93,7 @@ ZEROS: dict[str, str] = {
     "bytes": 'b""',
     "records": "None",
 }
-SPECS = ("4.0", "4.1")
+SPECS = ("4.0", "4.1", "4.4")
 
 
 class DefinitionError(ValueError):

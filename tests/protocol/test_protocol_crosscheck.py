@@ -2,7 +2,8 @@
 
 Reads ``<Name>Request.json`` and ``...Response.json`` from ``../shared/kafka-protocol/message``
 (Kafka 4.0.0-SNAPSHOT) or, for a definition whose header says ``spec 4.1``, from
-``../shared/kafka-protocol-4.1/message`` (the 4.1.1 release), and walks both trees side by
+``../shared/kafka-protocol-4.1/message`` (the 4.1.1 release) or, for ``spec 4.4``, from the
+kafka-clients 4.4.0 jar (unpacked by :func:`_jar_specs`), and walks both trees side by
 side: field order and names (CamelCase -> snake_case), types
 (arrays and nested structs, including struct names), versions, nullable versions, tags and
 tagged versions, defaults, the ignorable flag, and the API's key, valid and flexible
@@ -12,7 +13,9 @@ versions. Any difference fails with the path of the field that differs.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +27,44 @@ from kafka_async.testing.plugin import skip_or_fail
 from tools import generate_protocol as generate
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+
+
+def _jar_specs(version: str) -> Path:
+    """Kafka's message specs inside the kafka-clients jar of ``version`` (the plugin's broker
+    cache, else ``~/.m2``), unpacked once under the cache; a missing path when no jar is
+    there (the test then skips, or fails in CI)."""
+    import zipfile
+
+    from kafka_async.testing.apache import cache_root
+
+    target = cache_root() / f"kafka-protocol-{version}" / "message"
+    if target.is_dir():
+        return target
+    jar_name = f"kafka-clients-{version}.jar"
+    for jar in (
+        cache_root() / "apache-kafka" / version / "libs" / jar_name,
+        Path.home() / ".m2/repository/org/apache/kafka/kafka-clients" / version / jar_name,
+    ):
+        if jar.is_file():
+            with zipfile.ZipFile(jar) as z:
+                names = [n for n in z.namelist() if n.startswith("common/message/")]
+                tmp = target.with_name(f"message.{os.getpid()}")
+                for n in names:
+                    if n.endswith(".json"):
+                        (tmp / Path(n).name).parent.mkdir(parents=True, exist_ok=True)
+                        (tmp / Path(n).name).write_bytes(z.read(n))
+                if target.exists():  # another worker unpacked it meanwhile
+                    shutil.rmtree(tmp)
+                else:
+                    os.replace(tmp, target)
+            break
+    return target
+
+
 SPEC_DIRS = {
     "4.0": SHARED / "kafka-protocol" / "message",
     "4.1": SHARED / "kafka-protocol-4.1" / "message",
+    "4.4": _jar_specs("4.4.0"),
 }
 SPEC_DIR = SPEC_DIRS["4.0"]
 #: The spec each API is checked against (its definition's header).

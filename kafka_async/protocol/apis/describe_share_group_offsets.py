@@ -1,8 +1,9 @@
 # Generated from kafka_async/protocol/definitions/describe_share_group_offsets.def
 # by `make generate` (tools/generate_protocol.py): do not edit.
-"""DescribeShareGroupOffsets: the start offsets of share groups' share-partitions (KIP-932).
+"""DescribeShareGroupOffsets: the start offsets (and, v1+, the lag) of share groups' share-
+partitions (KIP-932, KIP-1226).
 
-Versions 0, flexible 0+; checked against Kafka 4.1's
+Versions 0-1, flexible 0+; checked against Kafka 4.4's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -148,7 +149,14 @@ class DescribeShareGroupOffsetsResponseTopic(Message):
 class DescribeShareGroupOffsetsResponsePartition(Message):
     """Results by partition."""
 
-    __slots__ = ("partition_index", "start_offset", "leader_epoch", "error_code", "error_message")
+    __slots__ = (
+        "partition_index",
+        "start_offset",
+        "leader_epoch",
+        "lag",
+        "error_code",
+        "error_message",
+    )
 
     partition_index: int
     """Partition index."""
@@ -156,6 +164,10 @@ class DescribeShareGroupOffsetsResponsePartition(Message):
     """The share-partition's start offset, -1 when it has none."""
     leader_epoch: int
     """The leader epoch of the start offset."""
+    lag: int
+    """Records of the share-partition not yet acknowledged by the group as a whole, -1 when unknown
+    (KIP-1226).
+    """
     error_code: int
     """0, or the error (errors.py) for this partition."""
     error_message: str | None
@@ -167,12 +179,14 @@ class DescribeShareGroupOffsetsResponsePartition(Message):
         partition_index: int = 0,
         start_offset: int = 0,
         leader_epoch: int = 0,
+        lag: int = -1,
         error_code: int = 0,
         error_message: str | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.start_offset = start_offset
         self.leader_epoch = leader_epoch
+        self.lag = lag
         self.error_code = error_code
         self.error_message = error_message
 
@@ -202,6 +216,7 @@ _DESCRIBE_SHARE_GROUP_OFFSETS_RESPONSE_PARTITION = StructDef(
         Field("partition_index", INT32),
         Field("start_offset", INT64),
         Field("leader_epoch", INT32),
+        Field("lag", INT64, "1+", default=-1, ignorable=True),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
     ],
@@ -240,11 +255,11 @@ DESCRIBE_SHARE_GROUP_OFFSETS: Api[
 ] = Api(
     90,
     "DescribeShareGroupOffsets",
-    "0",
+    "0-1",
     "0+",
     _DESCRIBE_SHARE_GROUP_OFFSETS_REQUEST,
     _DESCRIBE_SHARE_GROUP_OFFSETS_RESPONSE,
     DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse,
 )
-"""DescribeShareGroupOffsets (key 90), versions 0."""
+"""DescribeShareGroupOffsets (key 90), versions 0-1."""

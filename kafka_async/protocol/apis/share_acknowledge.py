@@ -2,7 +2,7 @@
 # by `make generate` (tools/generate_protocol.py): do not edit.
 """ShareAcknowledge: acknowledge records fetched from a share group's partitions (KIP-932).
 
-Versions 1, flexible 0+; checked against Kafka 4.1's
+Versions 1-2, flexible 0+; checked against Kafka 4.4's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -12,6 +12,7 @@ import uuid
 
 from ..codec import ZERO_UUID
 from ..schema import (
+    BOOL,
     INT8,
     INT16,
     INT32,
@@ -30,7 +31,7 @@ from ..schema import (
 class ShareAcknowledgeRequest(Message):
     """The ShareAcknowledge request (key 79)."""
 
-    __slots__ = ("group_id", "member_id", "share_session_epoch", "topics")
+    __slots__ = ("group_id", "member_id", "share_session_epoch", "is_renew_ack", "topics")
 
     group_id: str | None
     """Share group id, or null in a request that only continues the session."""
@@ -38,6 +39,10 @@ class ShareAcknowledgeRequest(Message):
     """The member id, or null."""
     share_session_epoch: int
     """Share session epoch: 0 is not allowed here, -1 closes the session, else the next epoch."""
+    is_renew_ack: bool
+    """The acknowledgements carry RENEW (type 4), which extends the records' acquisition locks
+    (KIP-1222).
+    """
     topics: list[AcknowledgeTopic]
     """The acknowledgements, grouped by topic."""
 
@@ -47,11 +52,13 @@ class ShareAcknowledgeRequest(Message):
         group_id: str | None = None,
         member_id: str | None = "",
         share_session_epoch: int = 0,
+        is_renew_ack: bool = False,
         topics: list[AcknowledgeTopic] = MISSING,
     ) -> None:
         self.group_id = group_id
         self.member_id = member_id
         self.share_session_epoch = share_session_epoch
+        self.is_renew_ack = is_renew_ack
         self.topics = [] if topics is MISSING else topics
 
 
@@ -104,7 +111,7 @@ class AcknowledgementBatch(Message):
     last_offset: int
     """Last offset of the range (inclusive)."""
     acknowledge_types: list[int]
-    """Per offset, or one for the range: 0 gap, 1 accept, 2 release, 3 reject."""
+    """Per offset, or one for the range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2+)."""
 
     def __init__(
         self, *, first_offset: int = 0, last_offset: int = 0, acknowledge_types: list[int] = MISSING
@@ -117,7 +124,14 @@ class AcknowledgementBatch(Message):
 class ShareAcknowledgeResponse(Message):
     """The ShareAcknowledge response (key 79)."""
 
-    __slots__ = ("throttle_time_ms", "error_code", "error_message", "responses", "node_endpoints")
+    __slots__ = (
+        "throttle_time_ms",
+        "error_code",
+        "error_message",
+        "acquisition_lock_timeout_ms",
+        "responses",
+        "node_endpoints",
+    )
 
     throttle_time_ms: int
     """How long the broker throttled this request (quota), 0 if it did not."""
@@ -125,6 +139,8 @@ class ShareAcknowledgeResponse(Message):
     """0, or a request-level error."""
     error_message: str | None
     """The broker's description of the error, or null."""
+    acquisition_lock_timeout_ms: int
+    """How long acquired (and renewed) records stay locked to this member, ms."""
     responses: list[ShareAcknowledgeTopicResponse]
     """The results, grouped by topic."""
     node_endpoints: list[NodeEndpoint]
@@ -136,12 +152,14 @@ class ShareAcknowledgeResponse(Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         error_message: str | None = None,
+        acquisition_lock_timeout_ms: int = 0,
         responses: list[ShareAcknowledgeTopicResponse] = MISSING,
         node_endpoints: list[NodeEndpoint] = MISSING,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.error_message = error_message
+        self.acquisition_lock_timeout_ms = acquisition_lock_timeout_ms
         self.responses = [] if responses is MISSING else responses
         self.node_endpoints = [] if node_endpoints is MISSING else node_endpoints
 
@@ -258,6 +276,7 @@ _SHARE_ACKNOWLEDGE_REQUEST = StructDef(
         Field("group_id", STRING, nullable="0+", default=None),
         Field("member_id", STRING, nullable="0+"),
         Field("share_session_epoch", INT32),
+        Field("is_renew_ack", BOOL, "2+", default=False),
         Field("topics", array(_ACKNOWLEDGE_TOPIC)),
     ],
     ShareAcknowledgeRequest,
@@ -296,6 +315,7 @@ _SHARE_ACKNOWLEDGE_RESPONSE = StructDef(
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
+        Field("acquisition_lock_timeout_ms", INT32, "2+", ignorable=True),
         Field("responses", array(_SHARE_ACKNOWLEDGE_TOPIC_RESPONSE)),
         Field("node_endpoints", array(_NODE_ENDPOINT)),
     ],
@@ -305,11 +325,11 @@ _SHARE_ACKNOWLEDGE_RESPONSE = StructDef(
 SHARE_ACKNOWLEDGE: Api[ShareAcknowledgeRequest, ShareAcknowledgeResponse] = Api(
     79,
     "ShareAcknowledge",
-    "1",
+    "1-2",
     "0+",
     _SHARE_ACKNOWLEDGE_REQUEST,
     _SHARE_ACKNOWLEDGE_RESPONSE,
     ShareAcknowledgeRequest,
     ShareAcknowledgeResponse,
 )
-"""ShareAcknowledge (key 79), versions 1."""
+"""ShareAcknowledge (key 79), versions 1-2."""

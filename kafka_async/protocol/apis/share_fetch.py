@@ -3,7 +3,7 @@
 """ShareFetch: read records of a share group's partitions, acquiring them, and acknowledge earlier
 ones (KIP-932).
 
-Versions 1, flexible 0+; checked against Kafka 4.1's
+Versions 1-2, flexible 0+; checked against Kafka 4.4's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -13,6 +13,7 @@ import uuid
 
 from ..codec import ZERO_UUID
 from ..schema import (
+    BOOL,
     INT8,
     INT16,
     INT32,
@@ -41,6 +42,8 @@ class ShareFetchRequest(Message):
         "max_bytes",
         "max_records",
         "batch_size",
+        "share_acquire_mode",
+        "is_renew_ack",
         "topics",
         "forgotten_topics_data",
     )
@@ -61,6 +64,12 @@ class ShareFetchRequest(Message):
     """The most records to acquire in this fetch."""
     batch_size: int
     """Preferred number of records per acquired batch."""
+    share_acquire_mode: int
+    """0 batch-optimized (max_records may be exceeded to keep batches whole), 1 record-limit (strict
+    max_records; KIP-1206).
+    """
+    is_renew_ack: bool
+    """The acknowledgements carry RENEW (type 4); then every fetch limit must be 0 (KIP-1222)."""
     topics: list[FetchTopic]
     """The partitions to fetch (in a session: the ones added or changed)."""
     forgotten_topics_data: list[ForgottenTopic]
@@ -77,6 +86,8 @@ class ShareFetchRequest(Message):
         max_bytes: int = 2147483647,
         max_records: int = 0,
         batch_size: int = 0,
+        share_acquire_mode: int = 0,
+        is_renew_ack: bool = False,
         topics: list[FetchTopic] = MISSING,
         forgotten_topics_data: list[ForgottenTopic] = MISSING,
     ) -> None:
@@ -88,6 +99,8 @@ class ShareFetchRequest(Message):
         self.max_bytes = max_bytes
         self.max_records = max_records
         self.batch_size = batch_size
+        self.share_acquire_mode = share_acquire_mode
+        self.is_renew_ack = is_renew_ack
         self.topics = [] if topics is MISSING else topics
         self.forgotten_topics_data = (
             [] if forgotten_topics_data is MISSING else forgotten_topics_data
@@ -147,7 +160,7 @@ class AcknowledgementBatch(Message):
     last_offset: int
     """Last offset of the range (inclusive)."""
     acknowledge_types: list[int]
-    """Per offset, or one for the range: 0 gap, 1 accept, 2 release, 3 reject."""
+    """Per offset, or one for the range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2+)."""
 
     def __init__(
         self, *, first_offset: int = 0, last_offset: int = 0, acknowledge_types: list[int] = MISSING
@@ -381,6 +394,8 @@ _SHARE_FETCH_REQUEST = StructDef(
         Field("max_bytes", INT32, default=2147483647),
         Field("max_records", INT32, "1+"),
         Field("batch_size", INT32, "1+"),
+        Field("share_acquire_mode", INT8, "2+", default=0, ignorable=True),
+        Field("is_renew_ack", BOOL, "2+", default=False),
         Field("topics", array(_FETCH_TOPIC)),
         Field("forgotten_topics_data", array(_FORGOTTEN_TOPIC)),
     ],
@@ -439,11 +454,11 @@ _SHARE_FETCH_RESPONSE = StructDef(
 SHARE_FETCH: Api[ShareFetchRequest, ShareFetchResponse] = Api(
     78,
     "ShareFetch",
-    "1",
+    "1-2",
     "0+",
     _SHARE_FETCH_REQUEST,
     _SHARE_FETCH_RESPONSE,
     ShareFetchRequest,
     ShareFetchResponse,
 )
-"""ShareFetch (key 78), versions 1."""
+"""ShareFetch (key 78), versions 1-2."""
