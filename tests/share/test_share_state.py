@@ -16,7 +16,12 @@ from kafka_async.consumer.share import (
     ShareConsumer,
     ShareConsumerConfig,
 )
-from kafka_async.consumer.share.acks import GAP, AcknowledgementBook, acknowledgement_batches
+from kafka_async.consumer.share.acks import (
+    GAP,
+    UNSETTLED,
+    AcknowledgementBook,
+    acknowledgement_batches,
+)
 from kafka_async.consumer.share.membership import (
     Assignment,
     Fail,
@@ -297,6 +302,41 @@ def test_book_take_only_some_partitions() -> None:
     assert book.pending_count() == 2
 
 
+def test_book_renewals_keep_the_record_and_never_ride_on_a_fetch() -> None:
+    """A RENEW (KIP-1222) leaves the record delivered (still to be acknowledged), stays
+    pending when a fetch takes acknowledgements (a fetch cannot carry it), goes with the
+    next ShareAcknowledge, reports its outcome to a waiting renew() and not to commit()'s
+    results; an acknowledgement of the record before it was sent replaces it."""
+    book = AcknowledgementBook()
+    for offset in (1, 2, 3):
+        book.deliver(TP0, offset, node_id=1, delivery_count=1)
+    assert book.renew(TP0, 1) == 1
+    book.acknowledge(TP0, 2, AcknowledgeType.RENEW)
+    book.acknowledge(TP0, 3, AcknowledgeType.ACCEPT)
+    assert book.unacknowledged() == 2
+    with pytest.raises(AcknowledgementStateError, match="renew"):
+        book.renew(TP0, 3)
+    with pytest.raises(AcknowledgementStateError, match="delivery 2"):
+        book.renew(TP0, 1, delivery_count=2)
+    assert book.renewals_pending(1)
+    assert book.take(1, renewals=False) == {TP0: {3: 1}}
+    book.settle({TP0: {3: 1}}, {})
+    assert book.take(1, renewals=False) == {}
+    book.renewals[TP0, 1] = UNSETTLED
+    taken = book.take(1)
+    assert taken == {TP0: {1: 4, 2: 4}}
+    assert not book.renewals_pending(1)
+    book.take_results()
+    refused = InvalidRecordStateError("lock expired")
+    book.settle(taken, {TP0: refused})
+    assert book.renewals == {(TP0, 1): refused}
+    assert book.take_results() == {}  # renewals only: nothing for commit() to report
+    book.renew(TP0, 1)
+    book.acknowledge(TP0, 1, AcknowledgeType.ACCEPT)  # replaces the RENEW not sent yet
+    assert book.take(1) == {TP0: {1: 1}}
+    assert book.unacknowledged() == 1  # offset 2, renewed, still held
+
+
 # -- acquired records ------------------------------------------------------------------------------
 
 
@@ -357,9 +397,14 @@ def test_settings_are_validated() -> None:
         ShareConsumer("", bootstrap_servers="x:1", group_id="g")
     with pytest.raises(ConfigError, match="acknowledgement_commit_callback"):
         ShareConsumer("t", bootstrap_servers="x:1", group_id="g", acknowledgement_commit_callback=1)  # type: ignore[call-overload]
+    with pytest.raises(ConfigError, match="share_acquire_mode"):
+        ShareConsumerConfig.from_kwargs(
+            bootstrap_servers="x:1", group_id="g", share_acquire_mode="strict"
+        )
     cfg = ShareConsumerConfig.from_kwargs(bootstrap_servers="x:1", group_id="g")
     assert cfg.share_acknowledgement_mode == "implicit"
     assert cfg.max_poll_records == 500
+    assert (cfg.share_acquire_mode, cfg.record_limit) == ("batch_optimized", False)
 
 
 @pytest.mark.anyio

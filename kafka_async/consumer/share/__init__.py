@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from .acks import AcknowledgementCommitCallback, AcknowledgeType
-from .config import AcknowledgementMode, ShareConsumerConfig, ShareConsumerSettings
+from .config import (
+    AcknowledgementMode,
+    ShareAcquireMode,
+    ShareConsumerConfig,
+    ShareConsumerSettings,
+)
 from .consumer import ShareConsumer
 from .errors import AcknowledgementStateError, NotSubscribedError, RecordDeserializationError
 from .records import ShareRecord
@@ -15,6 +20,7 @@ __all__ = [
     "AcknowledgementStateError",
     "NotSubscribedError",
     "RecordDeserializationError",
+    "ShareAcquireMode",
     "ShareConsumer",
     "ShareConsumerConfig",
     "ShareConsumerSettings",

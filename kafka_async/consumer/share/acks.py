@@ -29,20 +29,30 @@ from .errors import AcknowledgementStateError
 
 
 class AcknowledgeType(enum.IntEnum):
-    """How a delivered record is acknowledged (Kafka's wire values, KIP-932).
+    """How a delivered record is acknowledged (Kafka's wire values, KIP-932 and KIP-1222).
 
     ``ACCEPT``: processed; never delivered again. ``RELEASE``: give it back; the broker
     delivers it again (its delivery count goes up), to this or another member.
-    ``REJECT``: unprocessable; never delivered again (archived).
+    ``REJECT``: unprocessable; never delivered again (archived). ``RENEW``: still being
+    processed; the broker restarts the record's acquisition lock, and the record stays with
+    this member, which acknowledges it later with one of the three others (ShareAcknowledge
+    v2, Apache Kafka 4.2+).
     """
 
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4
 
 
 #: The wire value for an acquired offset that holds no deliverable record.
 GAP = 0
+#: The wire value of a renewal (KIP-1222): never rides on a ShareFetch that also fetches.
+RENEW = int(AcknowledgeType.RENEW)
+#: A RENEW ``AcknowledgementBook.renewals`` waits for whose request was not answered yet.
+UNSETTLED = object()
+#: Names of the wire values, as counted in ``AcknowledgementBook.sent``.
+TYPE_NAMES = {GAP: "gap", 1: "accept", 2: "release", 3: "reject", RENEW: "renew"}
 
 #: ``(first offset, last offset, types)``: one type for the whole range, or one per offset.
 Batch = tuple[int, int, tuple[int, ...]]
@@ -104,12 +114,16 @@ class AcknowledgementBook:
     #: How each settled partition's acknowledgements ended since :meth:`take_results`
     #: (None: the broker applied them; else the typed error).
     results: dict[TopicPartition, KafkaError | None] = field(default_factory=dict)
-    #: Offsets acknowledged per type name ("accept", "release", "reject", "gap"), as sent.
-    sent: dict[str, int] = field(
-        default_factory=lambda: {"accept": 0, "release": 0, "reject": 0, "gap": 0}
-    )
+    #: Offsets acknowledged per type name ("accept", "release", "reject", "gap", "renew"),
+    #: as sent and applied.
+    sent: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TYPE_NAMES.values(), 0))
     #: Offsets whose acknowledgement failed (a per-partition error or a lost request).
     failed: int = 0
+    #: ``{(partition, offset): outcome}`` of the RENEWs a ``renew()`` call waits for:
+    #: :data:`UNSETTLED` until a request carrying it is answered, then None or the error.
+    renewals: dict[tuple[TopicPartition, int], KafkaError | object | None] = field(
+        default_factory=dict
+    )
     #: Told of each settled partition (the consumer's acknowledgement commit callback).
     listener: SettledListener | None = field(default=None, repr=False)
 
@@ -141,6 +155,9 @@ class AcknowledgementBook:
             raise AcknowledgementStateError(
                 f"acknowledge type: expected an AcknowledgeType, got {ack!r}"
             )
+        if ack is AcknowledgeType.RENEW:
+            self.renew(tp, offset, delivery_count)
+            return
         offsets = self.delivered.get(tp)
         node_id = None if offsets is None else offsets.get(offset)
         if offsets is None or node_id is None:
@@ -163,6 +180,36 @@ class AcknowledgementBook:
             del self.delivered[tp]
             self.delivery_counts.pop(tp, None)
         self.add(node_id, tp, offset, int(ack))
+
+    def renew(self, tp: TopicPartition, offset: int, delivery_count: int | None = None) -> int:
+        """Ask for a delivered record's acquisition lock to be renewed: a RENEW waits for
+        the broker that delivered it, and the record stays delivered (the application still
+        owes its acknowledgement). Returns that broker's id."""
+        node_id = self.holder(tp, offset, delivery_count)
+        self.add(node_id, tp, offset, RENEW)
+        return node_id
+
+    def holder(self, tp: TopicPartition, offset: int, delivery_count: int | None = None) -> int:
+        """The broker whose session delivered the record the application holds (refused
+        when it holds no such record, or holds a later delivery of it)."""
+        node_id = self.delivered.get(tp, {}).get(offset)
+        if node_id is None:
+            raise AcknowledgementStateError(
+                f"renew: {tp.topic}-{tp.partition} offset {offset} is not a record this "
+                "consumer delivered and has not acknowledged yet (acknowledged already, or "
+                "never delivered to it)"
+            )
+        held = self.delivery_counts.get(tp, {}).get(offset)
+        if delivery_count is not None and held and delivery_count != held:
+            raise AcknowledgementStateError(
+                f"renew: {tp.topic}-{tp.partition} offset {offset}: this record object is "
+                f"delivery {delivery_count}, the consumer holds delivery {held} of it"
+            )
+        return node_id
+
+    def renewals_pending(self, node_id: int) -> bool:
+        """RENEWs wait for ``node_id`` (they go in a ShareAcknowledge of their own kind)."""
+        return any(RENEW in offsets.values() for offsets in self.pending.get(node_id, {}).values())
 
     def acknowledge_delivered(self, ack: AcknowledgeType) -> int:
         """Acknowledge every delivered record with ``ack`` (implicit mode accepts the
@@ -188,12 +235,34 @@ class AcknowledgementBook:
     def pending_count(self) -> int:
         return sum(len(o) for acks in self.pending.values() for o in acks.values())
 
-    def take(self, node_id: int, only: Iterable[TopicPartition] | None = None) -> Acks:
+    def take(
+        self,
+        node_id: int,
+        only: Iterable[TopicPartition] | None = None,
+        *,
+        renewals: bool = True,
+    ) -> Acks:
         """Remove and return what is pending for ``node_id`` (only those partitions, if
-        given): it goes into the next request to that broker."""
+        given): it goes into the next request to that broker. ``renewals=False`` leaves the
+        RENEWs pending (a ShareFetch that fetches cannot carry them: KIP-1222)."""
         acks = self.pending.get(node_id)
         if not acks:
             return {}
+        if not renewals:
+            taken_now: Acks = {}
+            for tp in list(acks) if only is None else [t for t in only if t in acks]:
+                offsets = acks[tp]
+                moved = {o: a for o, a in offsets.items() if a != RENEW}
+                if not moved:
+                    continue
+                taken_now[tp] = moved
+                for o in moved:
+                    del offsets[o]
+                if not offsets:
+                    del acks[tp]
+            if not acks:
+                del self.pending[node_id]
+            return taken_now
         if only is None:
             del self.pending[node_id]
             return acks
@@ -209,15 +278,20 @@ class AcknowledgementBook:
         """A request carrying ``taken`` was answered (``errors`` per partition; a partition
         missing from the answer counts as applied) or failed (every partition errs). The
         listener hears of each partition that carried record acknowledgements, once the
-        book is up to date."""
-        names = {GAP: "gap", 1: "accept", 2: "release", 3: "reject"}
+        book is up to date. A partition that carried only RENEWs leaves ``results`` alone
+        (``renew()`` reports its outcome; nothing was settled)."""
         told: list[tuple[TopicPartition, frozenset[int], KafkaError | None]] = []
         for tp, offsets in taken.items():
             error = errors.get(tp)
-            self.results[tp] = error if error is not None else self.results.get(tp)
+            if self.renewals:
+                for offset, ack in offsets.items():
+                    if ack == RENEW and (tp, offset) in self.renewals:
+                        self.renewals[tp, offset] = error
+            if any(ack != RENEW for ack in offsets.values()):
+                self.results[tp] = error if error is not None else self.results.get(tp)
             if error is None:
                 for ack in offsets.values():
-                    self.sent[names.get(ack, "gap")] += 1
+                    self.sent[TYPE_NAMES.get(ack, "gap")] += 1
             else:
                 self.failed += len(offsets)
             records = frozenset(o for o, ack in offsets.items() if ack != GAP)
@@ -238,6 +312,9 @@ class AcknowledgementBook:
 
 __all__ = [
     "GAP",
+    "RENEW",
+    "TYPE_NAMES",
+    "UNSETTLED",
     "AcknowledgeType",
     "AcknowledgementBook",
     "AcknowledgementCommitCallback",

@@ -16,8 +16,13 @@ from typing import Any
 
 from ...net.config import ClientConfig
 from ...net.settings import SCHEMA as CLIENT_SCHEMA
-from .settings import ACKNOWLEDGEMENT_MODES, SCHEMA
-from .settings_generated import AcknowledgementMode, ShareConsumerFields, ShareConsumerSettings
+from .settings import ACKNOWLEDGEMENT_MODES, SCHEMA, SHARE_ACQUIRE_MODES
+from .settings_generated import (
+    AcknowledgementMode,
+    ShareAcquireMode,
+    ShareConsumerFields,
+    ShareConsumerSettings,
+)
 
 
 class ShareConsumerConfig(ShareConsumerFields):
@@ -36,10 +41,17 @@ class ShareConsumerConfig(ShareConsumerFields):
     def explicit(self) -> bool:
         return self.share_acknowledgement_mode == "explicit"
 
+    @property
+    def record_limit(self) -> bool:
+        """``max_poll_records`` is a strict limit on what one ShareFetch acquires."""
+        return self.share_acquire_mode == "record_limit"
+
 
 __all__ = [
     "ACKNOWLEDGEMENT_MODES",
+    "SHARE_ACQUIRE_MODES",
     "AcknowledgementMode",
+    "ShareAcquireMode",
     "ShareConsumerConfig",
     "ShareConsumerSettings",
 ]

@@ -8,11 +8,19 @@
 
 Many members read the same partitions; the broker hands each record to one member at a
 time, under an acquisition lock (the group's ``share.record.lock.duration.ms``, 30 s by
-default; never renewed). The member acknowledges each record: ``accept`` (done),
-``release`` (deliver it again, to anyone) or ``reject`` (never again). A record whose lock
-expires before its acknowledgement reaches the broker is delivered again (its delivery
-count goes up), up to the group's ``share.delivery.count.limit``; a late acknowledgement of it
-fails (``InvalidRecordStateError`` in ``commit()``'s result).
+default). The member acknowledges each record: ``accept`` (done), ``release`` (deliver it
+again, to anyone) or ``reject`` (never again). A record whose lock expires before its
+acknowledgement reaches the broker is delivered again (its delivery count goes up), up to
+the group's ``share.delivery.count.limit``; a late acknowledgement of it fails
+(``InvalidRecordStateError`` in ``commit()``'s result). Work that outlasts the lock renews it:
+``await renew(record)`` (KIP-1222, ``AcknowledgeType.RENEW``; brokers with ShareAcknowledge
+v2, Apache Kafka 4.2+) restarts the record's lock and the record stays with this member,
+which acknowledges it as usual once done.
+
+``share_acquire_mode``: ``"batch_optimized"`` (the default, as in the Java client) lets one
+ShareFetch acquire whole record batches, so more than ``max_poll_records`` records may be
+acquired (the extra ones wait, locked, in the buffer); ``"record_limit"`` (KIP-1206, brokers
+with ShareFetch v2) makes ``max_poll_records`` a strict limit on what one fetch acquires.
 
 Acknowledgement modes (``share_acknowledgement_mode``), as in the Java client:
 
@@ -76,7 +84,7 @@ from ...serialization import (
 from ...structs import ClientState, TopicPartition
 from .._signal import Signal
 from ..config import Deserializer
-from .acks import AcknowledgementBook, AcknowledgementCommitCallback, AcknowledgeType
+from .acks import UNSETTLED, AcknowledgementBook, AcknowledgementCommitCallback, AcknowledgeType
 from .config import ShareConsumerConfig, ShareConsumerSettings
 from .errors import AcknowledgementStateError, NotSubscribedError, RecordDeserializationError
 from .fetcher import ShareFetcher
@@ -112,6 +120,9 @@ class ShareConsumer(Generic[K, V]):
     * ``group_id`` (required): the share group to join.
     * ``share_acknowledgement_mode`` ("implicit"): 'implicit': a poll accepts the previous poll's
       records; 'explicit': the application acknowledges each record.
+    * ``share_acquire_mode`` ("batch_optimized"): 'batch_optimized': a fetch acquires whole
+      batches (may exceed max_poll_records); 'record_limit': never more than max_poll_records per
+      fetch (brokers 4.2+).
     * ``client_rack`` (None): the rack this consumer runs in (sent to the coordinator when
       joining).
     * ``key_deserializer`` (None): turns key bytes (or None) into the share consumer's K.
@@ -431,7 +442,9 @@ class ShareConsumer(Generic[K, V]):
         self, record: ShareRecord[K, V], type: AcknowledgeType = AcknowledgeType.ACCEPT
     ) -> None:
         """Acknowledge one delivered record (explicit mode). It is sent with the next fetch
-        from its broker, or by ``commit()``/``close()``."""
+        from its broker, or by ``commit()``/``close()``. ``AcknowledgeType.RENEW`` keeps
+        the record (still to be acknowledged) and has its lock renewed in the background at
+        once; :meth:`renew` does the same and waits for the broker's answer."""
         self._life.check()
         if not self._config.explicit:
             raise AcknowledgementStateError(
@@ -444,6 +457,57 @@ class ShareConsumer(Generic[K, V]):
             type,
             record.delivery_count,
         )
+        if type is AcknowledgeType.RENEW:
+            self._fetcher.wake()
+
+    async def renew(
+        self,
+        *records: ShareRecord[K, V],
+        timeout: float | None = None,  # noqa: ASYNC109 - a deadline
+    ) -> None:
+        """Extend the acquisition locks of delivered records (KIP-1222 RENEW): each lock
+        starts again at the group's ``share.record.lock.duration.ms``, the record stays
+        with this member and is still to be acknowledged (explicit mode: ``accept``,
+        ``release`` or ``reject``; implicit mode: the next poll accepts it). Sends at once
+        (a ShareAcknowledge v2 to each broker concerned, with what else is pending there)
+        and returns when the brokers applied the renewals. Either mode.
+
+        Raises ``AcknowledgementStateError`` for a record the consumer does not hold
+        (already acknowledged, or a stale record object); ``IncompatibleBrokerVersionError``
+        naming ShareAcknowledge v2 when a broker does not advertise it (nothing is sent);
+        the broker's typed error when it refused (``InvalidRecordStateError``: the lock had
+        already expired and the record may be with another member);
+        ``KafkaTimeoutError`` after ``timeout`` seconds (default ``request_timeout_ms``)."""
+        self._check()
+        held: list[tuple[TopicPartition, int, int]] = []
+        for record in records:
+            tp = TopicPartition(record.topic, record.partition)
+            node_id = self._book.holder(tp, record.offset, record.delivery_count)
+            held.append((tp, record.offset, node_id))
+        nodes = {node_id for _, _, node_id in held}
+        for node_id in sorted(nodes):
+            await self._fetcher.check_renew(node_id)
+        for tp, offset, _ in held:
+            self._book.renew(tp, offset)
+            self._book.renewals[tp, offset] = UNSETTLED
+        limit = self._config.client.request_timeout if timeout is None else timeout
+        try:
+            with anyio.move_on_after(limit):
+                async with anyio.create_task_group() as tg:
+                    for node_id in sorted(nodes):
+                        tg.start_soon(self._fetcher.acknowledge, node_id)
+            outcomes = [self._book.renewals.get((tp, offset), UNSETTLED) for tp, offset, _ in held]
+        finally:
+            for tp, offset, _ in held:
+                self._book.renewals.pop((tp, offset), None)
+        for (tp, offset, _), outcome in zip(held, outcomes, strict=True):
+            if outcome is UNSETTLED:
+                raise KafkaTimeoutError(
+                    f"renew: no broker answered the renewal of {tp.topic}-{tp.partition} "
+                    f"offset {offset} within {limit:.3f} s"
+                )
+            if isinstance(outcome, KafkaError):
+                raise outcome
 
     def accept(self, record: ShareRecord[K, V]) -> None:
         """The record is processed: it is never delivered again."""

@@ -8,6 +8,12 @@ request to a broker goes under that broker's lock: a session's epochs are strict
 sequential, so a ``commit()``'s ShareAcknowledge waits for a ShareFetch in flight (at most
 ``fetch_max_wait_ms`` on the broker) and takes the next epoch.
 
+RENEW acknowledgements (KIP-1222) never ride on a ShareFetch: one that carries them must
+fetch nothing (every limit 0), so the loop sends them at once in a ShareAcknowledge v2 with
+``is_renew_ack`` (with whatever else is pending for that broker). ``share_acquire_mode=
+"record_limit"`` (KIP-1206) asks for ShareFetch v2: a broker without it is a fatal
+``IncompatibleBrokerVersionError`` naming what it advertised, never a silent downgrade.
+
 Acquired records go into ``buffer`` (one :class:`Completed` per partition and answer); gaps
 are acknowledged at once; the answer's per-partition acknowledgement errors settle what the
 request carried (``AcknowledgementBook.settle``). ``close_sessions`` (close()) stops the
@@ -42,7 +48,14 @@ from ...protocol.apis import share_acknowledge as sa
 from ...protocol.apis import share_fetch as sf
 from ...structs import TopicPartition
 from .._signal import Signal
-from .acks import GAP, AcknowledgementBook, AcknowledgeType, Acks, acknowledgement_batches
+from .acks import (
+    GAP,
+    RENEW,
+    AcknowledgementBook,
+    AcknowledgeType,
+    Acks,
+    acknowledgement_batches,
+)
 from .config import ShareConsumerConfig
 from .records import AcquiredRecord, select_acquired
 from .session import FATAL_FETCH_ERRORS, FINAL_EPOCH, FetchPlan, ShareSession
@@ -51,6 +64,11 @@ log = logging.getLogger(__name__)
 
 #: ShareFetch / ShareAcknowledge v1 (Apache Kafka 4.1, KIP-932 final).
 MIN_SHARE_VERSION = 1
+#: ShareFetch / ShareAcknowledge v2 (Apache Kafka 4.2): RENEW (KIP-1222) and the record-limit
+#: acquire mode (KIP-1206).
+RENEW_VERSION = 2
+#: ShareFetch's ``share_acquire_mode`` wire values.
+ACQUIRE_MODES = {"batch_optimized": 0, "record_limit": 1}
 #: How long acknowledgements wait for a ShareFetch to ride on (one goes only once the
 #: application has taken what the last one brought) before a ShareAcknowledge takes them.
 ACK_LINGER = 1.0
@@ -110,6 +128,8 @@ class ShareFetcher:
         self.fetch_errors = 0
         self.acknowledge_requests = 0
         self.records_acquired = 0
+        #: The most records one ShareFetch answer acquired from one broker.
+        self.largest_acquisition = 0
         #: Acknowledgements (offsets) that rode on a ShareFetch / went in a ShareAcknowledge.
         self.acknowledged_on_fetch = 0
         self.acknowledged_alone = 0
@@ -211,6 +231,11 @@ class ShareFetcher:
                         return  # nothing to read here any more; run() restarts it if needed
                     await self._wake.wait(1.0, event)  # acknowledgements without a session
                     continue
+                if pending and self._book.renewals_pending(node.node_id):
+                    # A lock is running out: RENEWs go now, in a ShareAcknowledge (a
+                    # fetch cannot carry them), with what else is pending here.
+                    await self.acknowledge(node.node_id)
+                    continue
                 if node.buffered > 0:
                     # The application has not taken everything fetched from here yet: no
                     # fetch, but acknowledgements do not wait for the buffer to drain (a
@@ -242,7 +267,7 @@ class ShareFetcher:
         """One ShareFetch to ``node``; False when it failed (the caller backs off)."""
         cfg = self._config
         plan = node.session.plan(wanted)
-        acks: Acks = self._book.take(node.node_id) if plan.may_acknowledge else {}
+        acks: Acks = self._book.take(node.node_id, renewals=False) if plan.may_acknowledge else {}
         send_set = plan.send | frozenset(acks)
         plan = FetchPlan(plan.epoch, send_set, plan.forget - frozenset(acks))
         topics: dict[str, sf.FetchTopic] = {}
@@ -283,6 +308,7 @@ class ShareFetcher:
             max_bytes=cfg.fetch_max_bytes,
             max_records=cfg.max_poll_records,
             batch_size=cfg.max_poll_records,
+            share_acquire_mode=ACQUIRE_MODES[cfg.share_acquire_mode],
             topics=list(topics.values()),
             forgotten_topics_data=list(forgotten.values()),
         )
@@ -294,14 +320,23 @@ class ShareFetcher:
                 SHARE_FETCH,
                 body,
                 purpose="fetch",
-                min_version=MIN_SHARE_VERSION,
+                min_version=RENEW_VERSION if cfg.record_limit else MIN_SHARE_VERSION,
                 timeout=cfg.client.request_timeout + cfg.fetch_max_wait_ms / 1000,
             )
         except IncompatibleBrokerVersionError as exc:
+            if cfg.record_limit:
+                what = (
+                    f"share_acquire_mode='record_limit' (ShareFetch v{RENEW_VERSION}+, "
+                    "KIP-1206, Apache Kafka 4.2+)"
+                )
+            else:
+                what = (
+                    f"share groups (ShareFetch v{MIN_SHARE_VERSION}+, Apache Kafka 4.1+ "
+                    "with share.version=1)"
+                )
             self._fatal(
                 IncompatibleBrokerVersionError(
-                    f"broker {node.node_id} does not support share groups (ShareFetch "
-                    f"v{MIN_SHARE_VERSION}+, Apache Kafka 4.1+ with share.version=1): {exc}"
+                    f"broker {node.node_id} does not support {what}: {exc}"
                 ),
                 acks,
             )
@@ -383,6 +418,13 @@ class ShareFetcher:
             self._client.apply_leader_hints(hints, resp.node_endpoints)
         node.buffered += got
         self.records_acquired += got
+        acquired = sum(
+            a.last_offset - a.first_offset + 1
+            for topic in resp.responses
+            for p in topic.partitions
+            for a in p.acquired_records
+        )
+        self.largest_acquisition = max(self.largest_acquisition, acquired)
         self._book.settle(acks, ack_errors)
         for tp, refused in ack_errors.items():
             if refused is not None:
@@ -409,7 +451,8 @@ class ShareFetcher:
 
     async def acknowledge(self, node_id: int, *, final: bool = False) -> None:
         """Send what is pending for ``node_id`` in a ShareAcknowledge (``final``: with epoch
-        -1, closing the session, also when nothing is pending)."""
+        -1, closing the session, also when nothing is pending). How it ended goes to the
+        book (``settle``/``fail``)."""
         node = self._node(node_id)
         async with node.lock:
             if final:
@@ -439,6 +482,7 @@ class ShareFetcher:
                 raise
 
     async def _send_acknowledge(self, node: _Node, epoch: int, acks: Acks) -> None:
+        renew = any(RENEW in offsets.values() for offsets in acks.values())
         topics: dict[str, sa.AcknowledgeTopic] = {}
         for tp in sorted(acks):
             topic_id = self._topic_id(tp.topic)
@@ -463,6 +507,7 @@ class ShareFetcher:
             group_id=self._config.group_id,
             member_id=self._member_id(),
             share_session_epoch=epoch,
+            is_renew_ack=renew,
             topics=list(topics.values()),
         )
         self.acknowledge_requests += 1
@@ -473,9 +518,13 @@ class ShareFetcher:
                 SHARE_ACKNOWLEDGE,
                 body,
                 purpose="fetch",
-                min_version=MIN_SHARE_VERSION,
+                min_version=RENEW_VERSION if renew else MIN_SHARE_VERSION,
                 timeout=self._config.client.request_timeout,
             )
+        except IncompatibleBrokerVersionError as exc:
+            # Nothing was sent: the session stands; the acknowledgements fail with it.
+            self._book.fail(acks, renew_unsupported(node.node_id, exc))
+            return
         except KafkaError as exc:
             log.info("share acknowledge to broker %d failed: %s", node.node_id, exc)
             node.session.reset()
@@ -488,6 +537,8 @@ class ShareFetcher:
             self._book.fail(acks, error)
             return
         node.session.on_acknowledge_answered(epoch)
+        if resp.acquisition_lock_timeout_ms > 0:
+            self.lock_timeout_ms = resp.acquisition_lock_timeout_ms
         self.acknowledged_alone += sum(len(offsets) for offsets in acks.values())
         errors: dict[TopicPartition, KafkaError | None] = {}
         for topic in resp.responses:
@@ -500,6 +551,15 @@ class ShareFetcher:
                     errors[tp] = error_for_code(p.error_code, p.error_message)
                     log.warning("acknowledgements of %s were refused: %s", tp, errors[tp])
         self._book.settle(acks, errors)
+
+    async def check_renew(self, node_id: int) -> None:
+        """Raise the typed error of :func:`renew_unsupported` when ``node_id`` does not
+        advertise ShareAcknowledge v2 (nothing is sent)."""
+        conn = await self._client.connection(node_id, "fetch")
+        try:
+            conn.version_for(SHARE_ACKNOWLEDGE, RENEW_VERSION)
+        except IncompatibleBrokerVersionError as exc:
+            raise renew_unsupported(node_id, exc) from None
 
     def _release_buffered(self, node_id: int) -> int:
         """Give back what ``node_id`` delivered into the buffer that the application never
@@ -546,6 +606,7 @@ class ShareFetcher:
             "acknowledged_on_fetch": self.acknowledged_on_fetch,
             "acknowledged_alone": self.acknowledged_alone,
             "records_acquired": self.records_acquired,
+            "largest_acquisition": self.largest_acquisition,
             "buffered_records": sum(len(c.records) for c in self.buffer),
             "acquisition_lock_timeout_ms": self.lock_timeout_ms,
             "partition_errors": dict(self.partition_errors),
@@ -561,4 +622,12 @@ class ShareFetcher:
         }
 
 
-__all__ = ["Completed", "ShareFetcher"]
+def renew_unsupported(node_id: int, cause: Exception) -> IncompatibleBrokerVersionError:
+    """The typed error of a RENEW a broker cannot take (no ShareAcknowledge v2)."""
+    return IncompatibleBrokerVersionError(
+        f"broker {node_id} cannot renew acquisition locks: RENEW (KIP-1222) needs "
+        f"ShareAcknowledge v{RENEW_VERSION}+ (Apache Kafka 4.2+): {cause}"
+    )
+
+
+__all__ = ["Completed", "ShareFetcher", "renew_unsupported"]

@@ -17,6 +17,12 @@ from ...settings.spec import Bool, Choice, Func, Instance, Int, Schema, Setting,
 #: client's default); "explicit": the application acknowledges each record.
 ACKNOWLEDGEMENT_MODES = ("implicit", "explicit")
 
+#: How a ShareFetch acquires records (KIP-1206, the Java client's ``share.acquire.mode``):
+#: "batch_optimized" (Kafka's default) acquires whole record batches, so one fetch may
+#: acquire more than ``max_poll_records``; "record_limit" makes ``max_poll_records`` a strict
+#: limit on what one fetch acquires (ShareFetch v2, Apache Kafka 4.2+).
+SHARE_ACQUIRE_MODES = ("batch_optimized", "record_limit")
+
 #: Share fetch and poll sizes travel as int32 on the wire.
 _INT32 = 2**31 - 1
 
@@ -46,6 +52,13 @@ SCHEMA = Schema(
             "implicit",
             "'implicit': a poll accepts the previous poll's records; 'explicit': the "
             "application acknowledges each record",
+        ),
+        Setting(
+            "share_acquire_mode",
+            Choice(SHARE_ACQUIRE_MODES, "ShareAcquireMode"),
+            "batch_optimized",
+            "'batch_optimized': a fetch acquires whole batches (may exceed max_poll_records); "
+            "'record_limit': never more than max_poll_records per fetch (brokers 4.2+)",
         ),
         Setting(
             "client_rack",

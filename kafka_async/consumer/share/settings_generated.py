@@ -20,6 +20,7 @@ from .acks import AcknowledgementCommitCallback
 from .settings import SCHEMA as _SCHEMA
 
 AcknowledgementMode = Literal["implicit", "explicit"]
+ShareAcquireMode = Literal["batch_optimized", "record_limit"]
 
 
 class ShareConsumerSettings(ClientSettings, total=False):
@@ -33,6 +34,10 @@ class ShareConsumerSettings(ClientSettings, total=False):
     #: 'implicit': a poll accepts the previous poll's records; 'explicit': the application
     #: acknowledges each record (default: "implicit")
     share_acknowledgement_mode: AcknowledgementMode
+    #: 'batch_optimized': a fetch acquires whole batches (may exceed max_poll_records);
+    #: 'record_limit': never more than max_poll_records per fetch (brokers 4.2+) (default:
+    #: "batch_optimized")
+    share_acquire_mode: ShareAcquireMode
     #: the rack this consumer runs in (sent to the coordinator when joining) (default: None)
     client_rack: str | None
     #: how long a ShareFetch may wait on the broker for fetch_min_bytes (default: 500)
@@ -65,6 +70,7 @@ class ShareConsumerFields:
     client: ClientConfig
     group_id: str
     share_acknowledgement_mode: AcknowledgementMode = "implicit"
+    share_acquire_mode: ShareAcquireMode = "batch_optimized"
     client_rack: str | None = None
     key_deserializer: Deserializer | None = None
     value_deserializer: Deserializer | None = None
