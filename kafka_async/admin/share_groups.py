@@ -96,14 +96,17 @@ class ShareGroupDescription:
 
 @dataclass(frozen=True)
 class ShareGroupOffset:
-    """A share-partition's start offset (-1: the group has none there yet) and the leader
-    epoch it was recorded in."""
+    """A share-partition's start offset (-1: the group has none there yet), the leader
+    epoch it was recorded in, and its lag (KIP-1226: the records from the start offset to
+    the end of the partition the group has not acknowledged yet; -1 when the broker does
+    not say: DescribeShareGroupOffsets before v1, Apache Kafka before 4.2)."""
 
     topic: str
     partition: int
     start_offset: int = -1
     leader_epoch: int = -1
     error: KafkaError | None = None
+    lag: int = -1
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,7 @@ def offsets_results(
                 p.start_offset,
                 p.leader_epoch,
                 error_or_none(p.error_code, p.error_message),
+                lag=p.lag,
             )
             for t in g.topics
             for p in t.partitions
