@@ -10,6 +10,15 @@ All assignors are pure functions of (partition counts, member subscriptions). Me
 ordered by ``group_instance_id`` when they have one, then by member id, as Java does, so a
 static member keeps its partitions across restarts under ``range`` and ``roundrobin``.
 
+Rack awareness (KIP-881): a member's ``client_rack`` travels in its subscription (v3), and
+the leader knows the racks of each partition's replicas from the metadata. ``range`` and
+``cooperative-sticky`` (and ``sticky``) then prefer giving a member partitions with a replica
+in its rack, so it can fetch from that replica (KIP-392) instead of across racks, as the Java
+client's assignors do since 3.5: balance first (loads stay what they would be without racks),
+rack alignment second, stickiness third. It applies only when it can matter: some member has
+a rack, some partition's replicas have racks, and some partition lacks a replica in some
+member's rack (otherwise the rack-less assignment is returned unchanged).
+
 Rebalance protocols:
 
 * ``EAGER`` (range, roundrobin, sticky): every member gives up everything before rejoining.
@@ -23,7 +32,7 @@ from __future__ import annotations
 
 import abc
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
@@ -81,8 +90,37 @@ class Assignor(abc.ABC):
     ) -> dict[str, Assignment]:
         """Map every member id to its assignment (every member gets one, maybe empty)."""
 
+    def assign_with_racks(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberInfo],
+        partition_racks: Mapping[TopicPartition, frozenset[str]],
+    ) -> dict[str, Assignment]:
+        """:meth:`assign` knowing the racks of each partition's replicas (KIP-881); members'
+        racks are in their subscriptions (``rack_id``). This default ignores racks."""
+        return self.assign(partitions_per_topic, members)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+def use_racks(
+    members: Sequence[MemberInfo], partition_racks: Mapping[TopicPartition, frozenset[str]]
+) -> bool:
+    """Rack-aware assignment can change something: a member has a rack, a partition's
+    replicas have racks, and some partition has no replica in some member's rack."""
+    member_racks = {m.subscription.rack_id for m in members} - {None}
+    if not member_racks or not any(partition_racks.values()):
+        return False
+    return any(not member_racks <= racks for racks in partition_racks.values())
+
+
+def _rack_match(
+    member: MemberInfo, tp: TopicPartition, partition_racks: Mapping[TopicPartition, frozenset[str]]
+) -> bool:
+    """The member can read ``tp`` in its own rack (a member without a rack matches all)."""
+    rack = member.subscription.rack_id
+    return rack is None or rack in partition_racks.get(tp, frozenset())
 
 
 def _sorted_members(members: Sequence[MemberInfo]) -> list[MemberInfo]:
@@ -95,28 +133,69 @@ def _as_assignments(
     return {m.member_id: Assignment(tuple(sorted(result.get(m.member_id, ())))) for m in members}
 
 
+def _range_topic(
+    topic: str,
+    count: int,
+    subscribers: Sequence[MemberInfo],
+    partition_racks: Mapping[TopicPartition, frozenset[str]],
+    racks: bool,
+) -> list[tuple[str, list[TopicPartition]]]:
+    """One topic's range shares: ``count // len(subscribers)`` each, one more for the first
+    ``count % len(subscribers)`` members to reach it; rack-matching partitions first."""
+    per_member, extra = divmod(count, len(subscribers))
+    unassigned = [TopicPartition(topic, p) for p in range(count)]
+    got: dict[str, list[TopicPartition]] = {m.member_id: [] for m in subscribers}
+    passes = (True, False) if racks else (False,)
+    for matching in passes:
+        for m in subscribers:
+            mine = got[m.member_id]
+            room = per_member + (1 if extra > 0 else 0) - len(mine)
+            if room <= 0:
+                continue
+            take = [tp for tp in unassigned if not matching or _rack_match(m, tp, partition_racks)][
+                :room
+            ]
+            for tp in take:
+                unassigned.remove(tp)
+            mine.extend(take)
+            if take and len(mine) == per_member + 1:
+                extra -= 1
+    for tp in unassigned:  # not reached: the shares add up to count
+        min(got.values(), key=len).append(tp)
+    return [(mid, sorted(tps)) for mid, tps in got.items()]
+
+
 class RangeAssignor(Assignor):
-    """Per topic, consecutive ranges of partitions; the first members get one extra."""
+    """Per topic, consecutive ranges of partitions; the first members get one extra.
+
+    With racks (KIP-881) each member's share stays what it is without racks (``n // k``
+    partitions, one more for the first ``n % k`` to reach it), but the shares are filled
+    in two passes over the members in order: first with the lowest unassigned partitions
+    that have a replica in the member's rack, then with the lowest left over."""
 
     name = "range"
 
     def assign(
         self, partitions_per_topic: Mapping[str, int], members: Sequence[MemberInfo]
     ) -> dict[str, Assignment]:
+        return self.assign_with_racks(partitions_per_topic, members, {})
+
+    def assign_with_racks(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberInfo],
+        partition_racks: Mapping[TopicPartition, frozenset[str]],
+    ) -> dict[str, Assignment]:
         result: dict[str, list[TopicPartition]] = defaultdict(list)
         ordered = _sorted_members(members)
+        racks = use_racks(members, partition_racks)
         for topic in sorted(partitions_per_topic):
             count = partitions_per_topic[topic]
             subscribers = [m for m in ordered if topic in m.subscription.topics]
             if not subscribers or count <= 0:
                 continue
-            per_member, extra = divmod(count, len(subscribers))
-            for i, m in enumerate(subscribers):
-                start = per_member * i + min(i, extra)
-                length = per_member + (1 if i < extra else 0)
-                result[m.member_id].extend(
-                    TopicPartition(topic, p) for p in range(start, start + length)
-                )
+            for mid, tps in _range_topic(topic, count, subscribers, partition_racks, racks):
+                result[mid].extend(tps)
         return _as_assignments(members, result)
 
 
@@ -149,8 +228,16 @@ def sticky_assign(
     partitions_per_topic: Mapping[str, int],
     members: Sequence[MemberInfo],
     previous: Mapping[str, tuple[int, Sequence[TopicPartition]]],
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
 ) -> dict[str, list[TopicPartition]]:
     """A balanced assignment that moves as few partitions as possible.
+
+    With ``partition_racks`` (KIP-881, see :func:`use_racks`) a member keeps only the owned
+    partitions with a replica in its rack; the others join the unowned ones, each given to
+    the least loaded candidate in its rack while that one is below the balanced load, else
+    back to its previous owner while below it, else to the least loaded candidate; and the
+    balancing moves give up out-of-rack partitions first and hand a member partitions in its
+    rack first. Balance is never traded for racks.
 
     ``previous`` maps member id to (generation, partitions it owned). Steps:
 
@@ -166,6 +253,7 @@ def sticky_assign(
     """
     ordered = _sorted_members(members)
     ids = [m.member_id for m in ordered]
+    by_id = {m.member_id: m for m in ordered}
     subs = {m.member_id: set(m.subscription.topics) for m in ordered}
     all_partitions = [
         TopicPartition(t, p)
@@ -173,6 +261,12 @@ def sticky_assign(
         if any(t in s for s in subs.values())
         for p in range(partitions_per_topic[t])
     ]
+    racks = partition_racks or {}
+    rack_aware = use_racks(members, racks)
+
+    def local(mid: str, tp: TopicPartition) -> bool:
+        return not rack_aware or _rack_match(by_id[mid], tp, racks)
+
     valid = set(all_partitions)
     owner: dict[TopicPartition, str] = {}
     owner_gen: dict[TopicPartition, int] = {}
@@ -186,21 +280,33 @@ def sticky_assign(
             owner[tp] = mid
             owner_gen[tp] = gen
     assigned: dict[str, list[TopicPartition]] = {mid: [] for mid in ids}
+    # Rack-aware: an owned partition outside its owner's rack is placed again below, with
+    # its owner remembered as the fallback.
+    previous_owner = {tp: mid for tp, mid in owner.items() if not local(mid, tp)}
     for tp, mid in owner.items():
-        assigned[mid].append(tp)
+        if tp not in previous_owner:
+            assigned[mid].append(tp)
 
-    unowned = [tp for tp in all_partitions if tp not in owner]
+    unowned = [tp for tp in all_partitions if tp not in owner or tp in previous_owner]
     candidates = {t: [mid for mid in ids if t in subs[mid]] for t in partitions_per_topic}
     unowned.sort(key=lambda tp: (len(candidates[tp.topic]), tp))
     order = {mid: i for i, mid in enumerate(ids)}
+    ceiling = -(-len(all_partitions) // len(ids)) if ids else 0
     for tp in unowned:
         cands = candidates[tp.topic]
         if not cands:
             continue
         best = min(cands, key=lambda mid: (len(assigned[mid]), order[mid]))
+        if rack_aware:
+            in_rack = [mid for mid in cands if local(mid, tp) and len(assigned[mid]) < ceiling]
+            was = previous_owner.get(tp)
+            if in_rack:
+                best = min(in_rack, key=lambda mid: (len(assigned[mid]), order[mid]))
+            elif was is not None and len(assigned[was]) < ceiling:
+                best = was
         assigned[best].append(tp)
 
-    _rebalance(assigned, subs, order)
+    _rebalance(assigned, subs, order, local if rack_aware else None)
     return assigned
 
 
@@ -208,8 +314,11 @@ def _rebalance(
     assigned: dict[str, list[TopicPartition]],
     subs: Mapping[str, set[str]],
     order: Mapping[str, int],
+    local: Callable[[str, TopicPartition], bool] | None = None,
 ) -> None:
-    """Move partitions from over- to under-loaded members until no useful move is left."""
+    """Move partitions from over- to under-loaded members until no useful move is left.
+    With ``local`` (rack-aware) a member gives up partitions outside its rack first, and
+    a member takes partitions in its rack first."""
     same_subscriptions = len({frozenset(s) for s in subs.values()}) <= 1
     if same_subscriptions and assigned:
         # Fast path: any partition may go anywhere. The quotas are floor or ceil of the
@@ -222,13 +331,20 @@ def _rebalance(
         for mid in by_load:
             excess = len(assigned[mid]) - quota[mid]
             if excess > 0:
-                keep = sorted(assigned[mid])
+                # Kept first: partitions in the member's rack, then the lowest.
+                away = set() if local is None else {t for t in assigned[mid] if not local(mid, t)}
+                keep = sorted(assigned[mid], key=lambda tp: (tp in away, tp))
                 pool.extend(keep[-excess:])
                 assigned[mid] = keep[:-excess]
         pool.sort(reverse=True)
         for mid in by_load:
             while len(assigned[mid]) < quota[mid] and pool:
-                assigned[mid].append(pool.pop())
+                pick = len(pool) - 1
+                if local is not None:
+                    pick = next(
+                        (i for i in range(len(pool) - 1, -1, -1) if local(mid, pool[i])), pick
+                    )
+                assigned[mid].append(pool.pop(pick))
         return
     while True:
         moved = False
@@ -239,7 +355,10 @@ def _rebalance(
                     break
                 movable = [tp for tp in assigned[hi] if tp.topic in subs[lo]]
                 if movable:
-                    tp = max(movable)
+                    if local is None:
+                        tp = max(movable)
+                    else:
+                        tp = max(movable, key=lambda t: (local(lo, t), not local(hi, t), t))
                     assigned[hi].remove(tp)
                     assigned[lo].append(tp)
                     moved = True
@@ -280,8 +399,16 @@ class StickyAssignor(Assignor):
     def assign(
         self, partitions_per_topic: Mapping[str, int], members: Sequence[MemberInfo]
     ) -> dict[str, Assignment]:
+        return self.assign_with_racks(partitions_per_topic, members, {})
+
+    def assign_with_racks(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberInfo],
+        partition_racks: Mapping[TopicPartition, frozenset[str]],
+    ) -> dict[str, Assignment]:
         previous = {m.member_id: self._previous(m) for m in members}
-        result = sticky_assign(partitions_per_topic, members, previous)
+        result = sticky_assign(partitions_per_topic, members, previous, partition_racks)
         return _as_assignments(members, result)
 
 
@@ -310,8 +437,16 @@ class CooperativeStickyAssignor(Assignor):
     def assign(
         self, partitions_per_topic: Mapping[str, int], members: Sequence[MemberInfo]
     ) -> dict[str, Assignment]:
+        return self.assign_with_racks(partitions_per_topic, members, {})
+
+    def assign_with_racks(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberInfo],
+        partition_racks: Mapping[TopicPartition, frozenset[str]],
+    ) -> dict[str, Assignment]:
         previous = {m.member_id: self._previous(m) for m in members}
-        target = sticky_assign(partitions_per_topic, members, previous)
+        target = sticky_assign(partitions_per_topic, members, previous, partition_racks)
         return _as_assignments(members, withhold_moving(target, previous))
 
 
@@ -391,5 +526,6 @@ __all__ = [
     "rebalance_protocol",
     "resolve_assignors",
     "sticky_assign",
+    "use_racks",
     "withhold_moving",
 ]

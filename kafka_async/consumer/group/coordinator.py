@@ -38,11 +38,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import anyio.abc
 
+from ...cluster.metadata import ClusterMetadata
 from ...cluster.routing import send_request
 from ...errors import (
     IncompatibleBrokerVersionError,
@@ -102,6 +104,25 @@ _ABANDONABLE = (SendJoin, SendSync, FindCoordinator, Backoff)
 
 
 _HEARTBEAT_STATES = frozenset({MemberState.REVOKING, MemberState.SYNCING, MemberState.LEAVING})
+
+
+def partition_racks(
+    md: ClusterMetadata, counts: Mapping[str, int]
+) -> dict[TopicPartition, frozenset[str]]:
+    """The racks of each partition's replicas, from the brokers' ``broker.rack`` in the
+    metadata (empty sets where no replica's broker has a rack): the rack-aware assignors'
+    view of where a member can fetch locally (KIP-881)."""
+    racks = {b.node_id: b.rack for b in md.brokers.values() if b.rack}
+    out: dict[TopicPartition, frozenset[str]] = {}
+    for topic in counts:
+        t = md.topics.get(topic)
+        if t is None:
+            continue
+        for p in t.partitions.values():
+            out[TopicPartition(topic, p.partition)] = frozenset(
+                r for n in p.replicas if (r := racks.get(n)) is not None
+            )
+    return out
 
 
 class GroupCoordinator(GroupMember[Action, GroupMembership]):
@@ -340,6 +361,8 @@ class GroupCoordinator(GroupMember[Action, GroupMembership]):
             user_data=assignor.subscription_user_data(owned, m.generation_id),
             owned_partitions=tuple(owned),
             generation_id=m.generation_id,
+            # KIP-881: the leader's assignor prefers partitions with a replica in this rack.
+            rack_id=self._config.client_rack,
         ).encode()
 
     async def _join(self) -> list[Action]:
@@ -504,7 +527,7 @@ class GroupCoordinator(GroupMember[Action, GroupMembership]):
         # A subscribed topic that does not exist (yet) counts as 0 partitions: once it is
         # created its count differs, and _check_metadata makes the leader rejoin to assign it.
         self._assigned_snapshot = {t: counts.get(t, 0) for t in topics}
-        result = assignor.assign(counts, members)
+        result = assignor.assign_with_racks(counts, members, partition_racks(md, counts))
         versions = {mi.member_id: min(mi.subscription.version, 3) for mi in members}
         log.info(
             "group %s generation %s: leader assigned %s",
