@@ -17,6 +17,7 @@ before.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import shutil
 import subprocess
 import uuid
@@ -132,10 +133,14 @@ def _value(metric: object) -> float:
 
 
 async def _subscribe(bootstrap: str, name: str, metrics: str, client_id: str) -> None:
+    """Create or change client-metrics subscription ``name``; return once the broker serves
+    it (a client that asks before gets "nothing subscribed" and asks again only after the
+    default interval, five minutes)."""
+    resource = ConfigResource(ConfigResourceType.CLIENT_METRICS, name)
     async with AdminClient(bootstrap_servers=bootstrap) as admin:
         await admin.incremental_alter_configs(
             {
-                ConfigResource(ConfigResourceType.CLIENT_METRICS, name): {
+                resource: {
                     "metrics": metrics,
                     "interval.ms": "1000",
                     "match": f"client_id={client_id}",
@@ -143,6 +148,13 @@ async def _subscribe(bootstrap: str, name: str, metrics: str, client_id: str) ->
             },
             raise_on_error=True,
         )
+        with anyio.fail_after(30):
+            while True:
+                got = await admin.describe_configs([resource], raise_on_error=True)
+                entry = got[resource].entries.get("metrics")
+                if entry is not None and entry.value == metrics:
+                    return
+                await anyio.sleep(0.1)
 
 
 async def _wait_for_pushes(folder: Path, instance_id: str, count: int) -> list[Push]:
@@ -277,6 +289,50 @@ async def test_consumer_pushes_and_follows_a_changed_subscription(
     # One partition while in the group; none in the terminating push, sent after leaving.
     assert max(assigned) == 1
     assert assigned[-1] == 0
+
+
+async def test_a_refused_push_delta_goes_with_the_next_push(
+    telemetry_broker: TelemetryBroker,
+) -> None:
+    """Regression: the sums' base moved on when the values were collected, so the records
+    counted in a push the broker refused (UNKNOWN_SUBSCRIPTION_ID after the subscription
+    changed) were never pushed: with delta temporality they were lost for good."""
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    client_id = f"telemetry-refused-{uuid.uuid4().hex[:8]}"
+    topic = f"telemetry-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, 1)
+    await _subscribe(bootstrap, f"sub-{client_id}", "org.apache.kafka.producer.record.", client_id)
+    async with Producer(bootstrap_servers=bootstrap, client_id=client_id) as producer:
+        pusher = producer._telemetry
+        assert pusher is not None
+        with anyio.fail_after(30):
+            while pusher.subscription is None or not pusher.subscription.requested:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        # Drive the pushes by hand from here: stop the loop.
+        assert pusher._scope is not None
+        assert pusher._done is not None
+        pusher._scope.cancel()
+        with anyio.fail_after(10):
+            await pusher._done.wait()
+        sub = pusher.subscription
+        assert sub is not None
+        instance_id = _kafka_uuid(pusher.instance_id)
+        before = len(_pushes(folder, instance_id))
+        records = 10
+        for i in range(records):
+            await producer.enqueue(topic, f"v{i}".encode())
+        await producer.flush()
+        # An outdated subscription id: the broker refuses the push (what it answers after
+        # the subscription changed), the client fetches the subscription again.
+        pusher.subscription = dataclasses.replace(sub, subscription_id=sub.subscription_id + 1)
+        assert await pusher._push(terminating=False) == "resubscribe"
+        assert len(_pushes(folder, instance_id)) == before
+        assert await pusher._subscribe() == "ok"
+        await anyio.sleep(sub.push_interval_ms / 1000)  # not sooner than the interval
+        assert await pusher._push(terminating=False) == "ok"
+        (push,) = _pushes(folder, instance_id)[before:]
+        sent = _value(_metrics(push)["org.apache.kafka.producer.record.send.total"])
+        assert sent == records
 
 
 async def test_a_broker_without_client_telemetry_turns_the_push_off(kafka_broker: str) -> None:
