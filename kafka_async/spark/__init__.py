@@ -18,9 +18,10 @@ What to know:
   checkpointed as ``{"topic": {"partition": offset}}``, so a restarted query goes on with no
   loss and no duplicates. ``maxOffsetsPerTrigger`` and ``Trigger.AvailableNow`` work;
   ``failOnDataLoss`` decides what happens when offsets a query needs are gone.
-* Writes are at-least-once, as with Spark's own Kafka sink: each task produces through its
-  own idempotent producer and flushes before it reports success, but a task Spark retries
-  writes its rows again. Only ``mode("append")`` is accepted.
+* Writes are at-least-once by default, as with Spark's own Kafka sink: each task produces
+  through its own idempotent producer and flushes before it reports success, but a task Spark
+  retries writes its rows again. ``exactlyOnce=true`` makes them exactly-once for
+  read_committed readers (``exactly_once``). Only ``mode("append")`` is accepted.
 * Executors run Python workers: set ``PYSPARK_PYTHON`` to an interpreter that has
   kafka_async installed (with the ``spark`` extra) before the SparkSession starts.
 * Data loss, timeouts and bad options raise :class:`DataLossError`,
@@ -62,7 +63,8 @@ def register(spark: Any) -> None:
     """Register the ``kafka_async`` format with a ``SparkSession`` (once per session)."""
     from .source import KafkaDataSource
 
-    spark.dataSource.register(KafkaDataSource)
+    # With spark.speculation on, a subclass that refuses exactlyOnce writes (source.py).
+    spark.dataSource.register(KafkaDataSource.for_session(spark))
 
 
 def __getattr__(name: str) -> Any:

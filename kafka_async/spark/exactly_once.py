@@ -16,11 +16,12 @@ producer id and epoch, because EndTxn carries exactly those.
    A batch id at or below the recorded one is a batch Spark replays after committing it: its
    transactions are aborted. Otherwise it writes the intent ``{batch, committing, txns}``,
    ends each transaction with EndTxn(commit), then writes ``{batch, committed}``.
-3. When the query (re)starts, the driver (:func:`recover`, from ``streamWriter()``) first
-   finishes an intent a killed driver left ``committing`` (EndTxn(commit) again; a
-   transaction the coordinator already committed is recognised by DescribeTransactions),
-   then fences every transaction still open under the prefix: those belong to attempts
-   whose batch never reached the commit, and Spark replays that batch.
+3. When the query (re)starts, the driver (:func:`recover`, from the ``streamWriter()`` call
+   that plans the query) finishes an intent a killed driver left ``committing``
+   (EndTxn(commit) again; a transaction the coordinator already committed is recognised by
+   DescribeTransactions). Transactions of attempts whose batch never reached the commit are
+   aborted by the replayed tasks' InitProducerId under the same ids (or, for a partition
+   the replay no longer has, by the broker after ``transaction.timeout.ms``).
 
 Invariants that keep this exactly-once:
 
@@ -41,6 +42,7 @@ gone, never duplicated). :func:`fault` is the failure-injection point the tests 
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -50,6 +52,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from hashlib import sha256
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -187,21 +190,19 @@ def transactional_id(opts: SinkOptions, partition: int) -> str:
     return f"{opts.transactional_id_prefix}-{partition}"
 
 
-def _owned(opts: SinkOptions, tid: str) -> bool:
-    prefix = f"{opts.transactional_id_prefix}-"
-    return tid.startswith(prefix) and tid[len(prefix) :].isdigit()
-
-
 # --------------------------------------------------------------------------------------------
 # Failure injection (tests)
 # --------------------------------------------------------------------------------------------
 
 
 def fault(point: str, batch_id: int | None = None) -> None:
-    """Fail here if the tests asked for it: ``KAFKA_ASYNC_SPARK_FAULT`` lists points, each
-    ``name`` or ``name@batch``; each fires once (a marker file in ``KAFKA_ASYNC_SPARK_FAULT_DIR``
-    remembers it). ``task-*`` points end the Python worker at once; driver points write the
-    marker and hang, for the test to SIGKILL the driver."""
+    """Fail here if the tests asked for it.
+
+    ``KAFKA_ASYNC_SPARK_FAULT`` lists points, each ``name`` or ``name@batch``; each fires once
+    (a marker file in ``KAFKA_ASYNC_SPARK_FAULT_DIR`` remembers it). ``task-*`` and ``udf-*``
+    points end the Python worker at once; driver points write the marker and hang, for the
+    test to SIGKILL the driver.
+    """
     spec = os.environ.get(FAULT_ENV)
     folder = os.environ.get(FAULT_DIR_ENV)
     if not spec or not folder:
@@ -216,7 +217,7 @@ def fault(point: str, batch_id: int | None = None) -> None:
     except FileExistsError:
         return
     log.warning("fault injection: %s", name)
-    if point.startswith("task-"):
+    if point.startswith(("task-", "udf-")):
         os._exit(17)
     time.sleep(600)
 
@@ -479,7 +480,7 @@ async def _end_all(
 
 
 async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | None) -> str:
-    await _ensure_state_topic(opts)
+    # The state topic exists: recover() created it when the query or write started.
     intent = await read_intent(opts)
     producer = await _state_producer(opts)
     try:
@@ -510,7 +511,6 @@ async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | No
 def commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | None) -> str:
     """The driver's commit of a batch: ``"committed"``, ``"replayed"`` (a batch committed
     before: its transactions were aborted) or ``"empty"``."""
-    fault("driver-before-commit", batch_id)
     outcome = kafka_io.run(_commit, opts, txns, batch_id, timeout=_commit_timeout(opts, txns))
     log.info("exactly-once batch %s of %s: %s", batch_id, opts.transactional_id_prefix, outcome)
     return outcome
@@ -534,28 +534,36 @@ async def _recover(opts: SinkOptions) -> str:
     await _ensure_state_topic(opts)
     await _check_timeout(opts)
     intent = await read_intent(opts)
-    done = "nothing to finish"
-    if intent is not None and intent.status == "committing":
-        await _end_all(opts, intent.txns, commit=True, batch_id=intent.batch)
-        producer = await _state_producer(opts)
-        try:
-            await _write_intent(producer, opts, Intent(intent.batch, "committed"))
-        finally:
-            await producer.close()
-        done = f"finished the commit of batch {intent.batch} ({len(intent.txns)} transactions)"
-    async with _admin(opts) as admin:
-        listed = await admin.list_transactions(states=["Ongoing"])
-        open_ids = sorted(t.transactional_id for t in listed if _owned(opts, t.transactional_id))
-        if open_ids:
-            await admin.fence_producers(open_ids)
-            done += f"; aborted {len(open_ids)} open transaction(s) of an earlier attempt"
-    return done
+    if intent is None or intent.status != "committing":
+        return "nothing to finish"
+    await _end_all(opts, intent.txns, commit=True, batch_id=intent.batch)
+    producer = await _state_producer(opts)
+    try:
+        await _write_intent(producer, opts, Intent(intent.batch, "committed"))
+    finally:
+        await producer.close()
+    return f"finished the commit of batch {intent.batch} ({len(intent.txns)} transactions)"
 
 
 def recover(opts: SinkOptions) -> None:
-    """At the start of a query or batch write (driver): finish what the last attempt left."""
+    """At the start of a query or batch write (driver): finish a commit the last attempt left
+    half-done. Safe to run at any time outside a commit (it only completes recorded
+    commits); it must run before the tasks of a restarted query, whose InitProducerId would
+    otherwise abort the recorded transactions."""
     done = kafka_io.run(_recover, opts, timeout=kafka_io.DRIVER_TIMEOUT_S * 3)
     log.info("exactly-once sink %s: %s", opts.transactional_id_prefix, done)
+
+
+def in_commit_runner() -> bool:
+    """True inside PySpark's streaming commit process, which calls ``streamWriter()`` again
+    before each ``commit``: recovery is not needed there (``commit`` finishes a recorded
+    commit itself), and skipping it saves the round trips per micro-batch."""
+    frame: FrameType | None = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("python_streaming_sink_runner.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 async def _check_timeout(opts: SinkOptions) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -197,6 +197,8 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ign
         return _write(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        # The tests' failure point between the tasks' end and the commit (either mode).
+        exactly_once.fault("driver-before-commit", batchId)
         if self.options.exactly_once:
             exactly_once.commit(self.options, _txns(messages), batchId)
 
@@ -205,23 +207,49 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ign
             exactly_once.abort(self.options, _txns(messages))
 
 
-def _sink_options(schema: Any, options: Any, *, streaming: bool) -> SinkOptions:
+def _sink_options(schema: Any, options: Any, *, streaming: bool, speculation: bool) -> SinkOptions:
     opts = parse_sink_options(options)
     check_sink_columns({f.name: f.dataType.simpleString() for f in schema.fields}, opts.topic)
     if opts.exactly_once:
+        if speculation:
+            raise ConfigError(
+                "exactlyOnce=true needs spark.speculation=false: two live attempts of one "
+                "write task would fence each other's transactions"
+            )
         # Driver side, before any task of this query or write: settle the transactional id
-        # prefix and finish or abort what an earlier attempt left.
+        # prefix and finish a commit an earlier attempt left half-done.
         opts = exactly_once.with_prefix(opts, streaming=streaming)
-        exactly_once.recover(opts)
+        if not exactly_once.in_commit_runner():
+            exactly_once.recover(opts)
     return opts
 
 
 class KafkaDataSource(DataSource):  # type: ignore[misc,unused-ignore]
     """The ``kafka_async`` format: Spark's Kafka source and sink options and columns."""
 
+    #: ``spark.speculation`` of the session the format was registered with (the data source
+    #: runs in Python workers that cannot see Spark's configuration; see :meth:`for_session`).
+    speculation: ClassVar[bool] = False
+
     @classmethod
     def name(cls) -> str:
         return "kafka_async"
+
+    @classmethod
+    def for_session(cls, spark: Any) -> type[KafkaDataSource]:
+        """The class to register with ``spark``: this one, or with speculative execution on
+        a subclass that knows it (Spark pickles the registered class by value, so the flag
+        travels to the driver-side workers that create the writers)."""
+        try:
+            raw = spark.sparkContext.getConf().get("spark.speculation", "false")
+        except Exception:  # Spark Connect has no SparkContext
+            try:
+                raw = spark.conf.get("spark.speculation", "false")
+            except Exception:
+                raw = "false"
+        if str(raw).strip().lower() != "true":
+            return cls
+        return type(cls.__name__, (cls,), {"speculation": True, "__doc__": cls.__doc__})
 
     def schema(self) -> Any:
         return spark_schema(include_headers(self.options))
@@ -235,7 +263,11 @@ class KafkaDataSource(DataSource):  # type: ignore[misc,unused-ignore]
     def writer(self, schema: Any, overwrite: bool) -> KafkaBatchWriter:
         if overwrite:
             raise ConfigError("Kafka topics cannot be overwritten; use mode('append')")
-        return KafkaBatchWriter(_sink_options(schema, self.options, streaming=False))
+        return KafkaBatchWriter(
+            _sink_options(schema, self.options, streaming=False, speculation=self.speculation)
+        )
 
     def streamWriter(self, schema: Any, overwrite: bool) -> KafkaStreamWriter:
-        return KafkaStreamWriter(_sink_options(schema, self.options, streaming=True))
+        return KafkaStreamWriter(
+            _sink_options(schema, self.options, streaming=True, speculation=self.speculation)
+        )

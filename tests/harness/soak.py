@@ -9,8 +9,10 @@ line (otherwise results are only kept in memory, for the test's own assertions).
     python -m tests.harness.soak --print FILE   # re-print a results file
 
 runs pytest on ``tests/reliability``, ``tests/cluster_apache`` (failover on a three-node
-Apache Kafka cluster, ours and the Java client side by side) and the FastAPI guide's stop test
-(with its naive control worker) with that variable set, then
+Apache Kafka cluster, ours and the Java client side by side), the FastAPI guide's stop test
+(with its naive control worker) and the Spark exactly-once sink's failure matrix (every
+failure point at the first and a later batch, and Spark's own Kafka sink on a killed worker
+for comparison) with that variable set, then
 prints the table
 (scenario, runs, records, lost, duplicated, reordered, max recovery time, memory growth,
 verdict) and, with ``--markdown FILE``, writes it as a Markdown table with the date and the
@@ -212,10 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tests/docs/test_guide_fastapi_shutdown.py",
             "tests/security/test_sasl_gssapi.py",
             "tests/security/test_sasl_oidc.py",
+            "tests/spark/test_spark_exactly_once.py",
         ],
         help="where the scenarios are (default: the reliability and three-node cluster "
-        "suites, the FastAPI guide's stop test with its naive control, Kerberos renewals and "
-        "OIDC token refreshes)",
+        "suites, the FastAPI guide's stop test with its naive control, Kerberos renewals, "
+        "OIDC token refreshes and the Spark exactly-once sink's failure matrix)",
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)
