@@ -61,3 +61,18 @@ def test_subject_name_strategies() -> None:
         subject_name_strategy("record")("orders", False, None)
     with pytest.raises(ConfigError):
         subject_name_strategy("subject")
+
+
+def test_schema_ids_and_guids_in_prefix_or_header_value() -> None:
+    from kafka_async.schema_registry.wire import guid_header_value, read_schema_id
+
+    guid = "8f14e45f-ceea-467a-9575-7f9c0c1b5d3a"
+    value = guid_header_value(guid)
+    assert value[:1] == b"\x01"
+    assert len(value) == 17
+    got, rest = read_schema_id(value + b"\x02\x02payload")
+    assert (got, bytes(rest)) == (guid, b"\x02\x02payload")
+    got, rest = read_schema_id(b"\x00\x00\x00\x00\x07abc")
+    assert (got, bytes(rest)) == (7, b"abc")
+    with pytest.raises(SerializationError, match="16-byte schema GUID"):
+        read_schema_id(b"\x01" + bytes(8))
