@@ -360,7 +360,11 @@ async def read_intent(opts: SinkOptions) -> Intent | None:
 
 async def _write_intent(producer: Producer, opts: SinkOptions, intent: Intent) -> None:
     key = (opts.transactional_id_prefix or "").encode()
-    await producer.send(opts.state_topic, value=intent.encode(), key=key, partition=0)
+    # A finished batch write (no batch id) leaves nothing to recover: a tombstone lets
+    # compaction drop its key, which is random unless transactionalIdPrefix was given.
+    done = intent.batch is None and intent.status == "committed"
+    value = None if done else intent.encode()
+    await producer.send(opts.state_topic, value=value, key=key, partition=0)
 
 
 async def _state_producer(opts: SinkOptions) -> Producer:

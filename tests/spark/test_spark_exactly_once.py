@@ -118,6 +118,70 @@ def test_speculation_is_refused_for_exactly_once_writes() -> None:
 
 
 @pytest.mark.integration
+def test_driver_side_commit_recovery_and_replay(kafka_broker: str, new_topic: Any) -> None:
+    """The driver's half without Spark: a commit killed after its first EndTxn is finished by
+    recover(); the replay of that batch is aborted; a transaction Kafka aborted before the
+    commit raises TransactionLostError instead of passing silently."""
+    import time
+
+    import anyio
+    from pyspark.sql import Row
+
+    from kafka_async.admin import AdminClient
+    from kafka_async.cluster import ClusterClient
+    from kafka_async.net.config import ClientConfig
+    from kafka_async.spark import exactly_once as eo
+
+    topic = new_topic(1, prefix="eos-drv")
+    opts = parse_sink_options(
+        {
+            "kafka.bootstrap.servers": kafka_broker,
+            "topic": topic,
+            "exactlyOnce": "true",
+            "transactionalIdPrefix": f"eos-drv-{time.time_ns()}",
+        }
+    )
+    eo.recover(opts)
+    rows = [Row(key=f"k{i}", value=f"v{i}") for i in range(50)]
+
+    def tasks() -> list[eo.PreparedTxn]:
+        out = []
+        for partition in range(2):
+            count, txn = eo.write_task(opts, iter(rows), partition)
+            assert count == len(rows)
+            assert txn is not None
+            out.append(txn)
+        return out
+
+    first = tasks()
+
+    async def commit_half() -> None:
+        producer = await eo._state_producer(opts)
+        await eo._write_intent(producer, opts, eo.Intent(7, "committing", tuple(first)))
+        await producer.close()
+        config, _rest = ClientConfig.from_kwargs(bootstrap_servers=kafka_broker)
+        async with ClusterClient(config) as client:
+            assert await eo.end_transaction(client, first[0], commit=True, deadline_s=30) is None
+
+    anyio.run(commit_half)
+    eo.recover(opts)  # the restarted driver
+    assert anyio.run(eo.read_intent, opts) == eo.Intent(7, "committed")
+    assert eo.commit(opts, tasks(), 7) == "replayed"
+    assert eo.commit(opts, tasks(), 8) == "committed"
+    assert len(read_committed(kafka_broker, topic, 1, 200)) == 200
+
+    lost = tasks()
+
+    async def fence() -> None:
+        async with AdminClient(kafka_broker) as admin:
+            await admin.fence_producers([lost[1].transactional_id], raise_on_error=True)
+
+    anyio.run(fence)
+    with pytest.raises(eo.TransactionLostError, match=lost[1].transactional_id):
+        eo.commit(opts, lost, 9)
+
+
+@pytest.mark.integration
 def test_batch_write_exactly_once(spark: Any, kafka_broker: str, new_topic: Any) -> None:
     topic = new_topic(3, prefix="eos")
     rows = [(f"k{i}", f"v{i}", i % 3) for i in range(600)]
@@ -273,6 +337,7 @@ def _committed_values(bootstrap: str, topic: str, expected: int | None) -> Count
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
 def test_streaming_exactly_once_through_driver_and_worker_kills(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any
 ) -> None:
@@ -355,6 +420,7 @@ def _scenario(
 
 @pytest.mark.slow
 @pytest.mark.integration
+@pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
 def test_at_least_once_sink_duplicates_on_the_same_failure(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any
 ) -> None:
@@ -389,6 +455,7 @@ SOAK_POINTS = [
 
 @pytest.mark.slow
 @pytest.mark.integration
+@pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
 @pytest.mark.parametrize(("point", "kill"), SOAK_POINTS)
 def test_soak_exactly_once_failure_point(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any, point: str, kill: bool
@@ -411,6 +478,7 @@ def test_soak_exactly_once_failure_point(
 
 @pytest.mark.slow
 @pytest.mark.integration
+@pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
 def test_soak_spark_connector_duplicates(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any
 ) -> None:
