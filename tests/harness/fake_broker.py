@@ -43,7 +43,13 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from kafka_async.errors import KafkaError, UnknownTopicOrPartitionError, UnsupportedVersionError
 from kafka_async.protocol import headers
-from kafka_async.protocol.apis import API_VERSIONS, BY_KEY, METADATA
+from kafka_async.protocol.apis import (
+    API_VERSIONS,
+    BY_KEY,
+    GET_TELEMETRY_SUBSCRIPTIONS,
+    METADATA,
+    PUSH_TELEMETRY,
+)
 from kafka_async.protocol.apis.api_versions import ApiVersion, ApiVersionsResponse
 from kafka_async.protocol.apis.metadata import (
     MetadataResponse,
@@ -178,8 +184,12 @@ class FakeBroker:
         #: Brokers Metadata lists: (node_id, host, port); this broker is added at start.
         self.peers: list[tuple[int, str, int]] = []
         self.cluster_id = "fake-cluster"
+        # Not the client-telemetry APIs (KIP-714): a broker offers them only with a telemetry
+        # plugin, and this one would close the connection on them (no built-in answer).
         self.api_versions: dict[int, tuple[int, int]] = {
-            key: (api.min_version, api.max_version) for key, api in BY_KEY.items()
+            key: (api.min_version, api.max_version)
+            for key, api in BY_KEY.items()
+            if key not in (GET_TELEMETRY_SUBSCRIPTIONS.key, PUSH_TELEMETRY.key)
         }
         self.api_versions.update(api_versions or {})
         self.stats = FakeBrokerStats()
