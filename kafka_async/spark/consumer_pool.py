@@ -237,11 +237,9 @@ async def _refresh_topic_id(consumer: Consumer[bytes, bytes], topic: str) -> UUI
 
 
 async def _open(config: dict[str, object], tp: TopicPartition) -> PooledConsumer:
-    from .kafka_io import client_kwargs
+    from .kafka_io import read_consumer
 
-    consumer: Consumer[bytes, bytes] = Consumer(
-        group_id=None, enable_auto_commit=False, auto_offset_reset="none", **client_kwargs(config)
-    )
+    consumer = read_consumer(config)
     try:
         with anyio.fail_after(CONNECT_TIMEOUT_S):
             await consumer.start()

@@ -99,11 +99,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
 
     def prepareForTriggerAvailableNow(self) -> None:
         # Everything present now and nothing later: later latestOffset calls stop here.
-        _earliest, latest = kafka_io.run(kafka_io.bounds, self.options)
+        _earliest, latest = kafka_io.run_driver(kafka_io.bounds_on, self.options)
         self._target = latest
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:
-        bounds = kafka_io.run(kafka_io.bounds, self.options)
+        # Through a consumer kept connected in this (long-running) driver process: one
+        # micro-batch after another, the lookups are all it costs.
+        bounds = kafka_io.run_driver(kafka_io.bounds_on, self.options)
         earliest, latest = bounds
         if self._target is not None:
             # Partitions that appeared since are left for a later query; vanished ones drop
@@ -136,7 +138,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
         return None
 
     def stop(self) -> None:
-        return None
+        kafka_io.close_driver(self.options)
 
 
 @dataclass

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
+from kafka_async import TopicPartition
 from kafka_async.spark import kafka_io
+from kafka_async.spark.consumer_pool import pool_key
 from kafka_async.spark.options import parse_source_options
 from kafka_async.spark.planning import OffsetRange
 from kafka_async.testing.plugin import importorskip_or_fail
@@ -67,3 +69,43 @@ def test_read_range_stops_early_when_closed(kafka_broker: str, new_topic: Any) -
     first = next(reader)
     assert first.num_rows > 0
     reader.close()
+
+
+def test_driver_offsets_through_one_kept_consumer(kafka_broker: str, new_topic: Any) -> None:
+    """The streaming reader's offset lookups reuse one connected consumer, see records
+    written between two calls, leave it fetching nothing, and stop() closes it."""
+    from confluent_kafka import Producer as CKProducer
+
+    topic = new_topic(2, prefix="spark-driver")
+    producer = CKProducer({"bootstrap.servers": kafka_broker, "linger.ms": 5})
+
+    def write(per_partition: int) -> None:
+        for p in range(2):
+            for i in range(per_partition):
+                producer.produce(topic, value=str(i).encode(), partition=p)
+        assert producer.flush(30) == 0
+
+    write(5)
+    opts = parse_source_options(
+        {"kafka.bootstrap.servers": kafka_broker, "subscribe": topic}, streaming=True
+    )
+    tps = [TopicPartition(topic, p) for p in range(2)]
+    try:
+        first = kafka_io.run_driver(kafka_io.bounds_on, opts)
+        assert first == (dict.fromkeys(tps, 0), dict.fromkeys(tps, 5))
+        assert first == kafka_io.run(kafka_io.bounds, opts)
+        kept = kafka_io._driver_consumers[pool_key(opts.consumer_config, kafka_io._NO_PARTITION)]
+        # The probe's partitions are given up: the kept consumer fetches nothing meanwhile.
+        assert kept.assignment() == set()
+        write(3)
+        assert kafka_io.run_driver(kafka_io.bounds_on, opts) == (
+            dict.fromkeys(tps, 0),
+            dict.fromkeys(tps, 8),
+        )
+        assert (
+            kafka_io._driver_consumers[pool_key(opts.consumer_config, kafka_io._NO_PARTITION)]
+            is kept
+        )
+    finally:
+        kafka_io.close_driver(opts)
+    assert kafka_io._driver_consumers == {}
