@@ -265,7 +265,7 @@ def _attributes(field: int, attrs: Iterable[tuple[str, AttributeValue]]) -> byte
 
 def _data_point(point: MetricPoint, value: int | float, start_ns: int, time_ns: int) -> bytes:
     out = _tag(2, _I64) + _Q.pack(start_ns) + _tag(3, _I64) + _Q.pack(time_ns)
-    if isinstance(value, int):
+    if isinstance(value, int) and -(1 << 63) <= value < 1 << 63:
         out += _tag(6, _I64) + _QS.pack(value)
     else:
         out += _tag(4, _I64) + _D.pack(float(value))
@@ -403,7 +403,13 @@ class MetricsPusher:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 task_status.started()
-                await self._loop()
+                try:
+                    await self._loop()
+                except Exception:
+                    # A bug here must not fail the client's task group (and with it the
+                    # client): pushing stops, the client goes on.
+                    log.exception("client metrics push failed; pushing stops")
+                    self.disabled = "internal error (logged)"
         finally:
             done.set()
 
@@ -444,7 +450,10 @@ class MetricsPusher:
                 GetTelemetrySubscriptionsRequest(client_instance_id=self.instance_id),
             )
         except E.IncompatibleBrokerVersionError:
-            return self._disable("the broker does not offer client telemetry (KIP-714)")
+            # The common case (no telemetry plugin on the broker): not worth more than DEBUG.
+            return self._disable(
+                "the broker does not offer client telemetry (KIP-714)", logging.DEBUG
+            )
         except (E.KafkaError, OSError, TimeoutError) as exc:
             log.debug("GetTelemetrySubscriptions failed: %r", exc)
             return "retry"
@@ -469,10 +478,10 @@ class MetricsPusher:
             log.debug("client telemetry subscription %s", self.subscription)
         return "ok"
 
-    def _disable(self, reason: str) -> Outcome:
+    def _disable(self, reason: str, level: int = logging.INFO) -> Outcome:
         if self.disabled is None:
             self.disabled = reason
-            log.info("client metrics push off: %s", reason)
+            log.log(level, "client metrics push off: %s", reason)
         return "disabled"
 
     def _payload(self, sub: Subscription) -> tuple[bytes, Callable[[], None]]:
@@ -579,7 +588,10 @@ class MetricsPusher:
                 await self._done.wait()
             sub = self.subscription
             if self.disabled is None and sub is not None and sub.requested:
-                await self._push(terminating=True)
+                try:
+                    await self._push(terminating=True)
+                except Exception:
+                    log.exception("the terminating client metrics push failed")
 
 
 @functools.cache

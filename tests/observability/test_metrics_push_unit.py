@@ -87,3 +87,15 @@ def test_sensor_window() -> None:
     assert sensor.take() == (3.0, 5.0)
     assert sensor.take() is None
     assert sensor.count == 3
+
+
+def test_an_integer_beyond_int64_goes_as_a_double() -> None:
+    """A counter past sfixed64's range must not fail the push (struct.error): as_double."""
+    big = MetricPoint("a.total", 1 << 70, "sum")
+    data = encode_metrics_data(
+        [(big, 1 << 70, 1)], time_ns=2, delta=False, resource={}, scope=("kafka_async", "")
+    )
+    decoded = metrics_pb2.MetricsData()
+    decoded.ParseFromString(data)
+    point = decoded.resource_metrics[0].scope_metrics[0].metrics[0].sum.data_points[0]
+    assert point.as_double == float(1 << 70)
