@@ -383,6 +383,8 @@ class Consumer(Generic[K, V]):
         self._closed = True
 
     async def _close(self) -> None:
+        # One budget for the commit, LeaveGroup and the last metrics push together.
+        deadline = anyio.current_time() + self._config.close_timeout_ms / 1000
         try:
             # Shielded by the lifecycle: close() often runs because the scope around ``async
             # with`` was cancelled; the background tasks are detached, so the final commit
@@ -396,7 +398,6 @@ class Consumer(Generic[K, V]):
                 )
             if self._telemetry is not None:
                 # The last metrics push, marked terminating, while connections are open.
-                deadline = anyio.current_time() + self._config.close_timeout_ms / 1000
                 await self._telemetry.terminate(close_budget(deadline))
             await self._stop_background()
         finally:
