@@ -286,10 +286,10 @@ def update_features_request(
         if version < 1 and up.upgrade_type is FeatureUpgradeType.SAFE_DOWNGRADE:
             raise unsupported("UpdateFeatures", "a safe downgrade", version)
         keys.append(
+            # v1+ replaced allow_downgrade (v0 only) with upgrade_type.
             FeatureUpdateKey(
                 feature=name,
                 max_version_level=up.max_version_level,
-                allow_downgrade=up.upgrade_type is not FeatureUpgradeType.UPGRADE,
                 upgrade_type=int(up.upgrade_type),
             )
             if version >= 1

@@ -237,6 +237,10 @@ class BrokerConnection:
         self._flushed_seq = 0
         self._next_id = 0
         self._api_versions: dict[int, tuple[int, int]] = {}
+        #: Feature levels the cluster finalized (ApiVersions v3+, KIP-584), with their epoch
+        #: (-1: none reported); e.g. ``transaction.version`` for KIP-890 transactions.
+        self.finalized_features: dict[str, int] = {}
+        self.finalized_features_epoch = -1
         self._scope: anyio.CancelScope | None = None
         self._own_tg: anyio.abc.TaskGroup | None = None
         self._finished = anyio.Event()
@@ -584,6 +588,10 @@ class BrokerConnection:
             resp = API_VERSIONS.decode_response(version, reader)
             raise_for_code(resp.error_code)
             self._api_versions = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+            self.finalized_features = {
+                f.name: f.max_version_level for f in resp.finalized_features or ()
+            }
+            self.finalized_features_epoch = resp.finalized_features_epoch
             return
         raise IncompatibleBrokerVersionError(f"{self.address}: ApiVersions negotiation failed")
 

@@ -77,12 +77,19 @@ from .fastpath import delivery_metadata as _delivery_metadata
 from .partitioner import DefaultPartitioner, UniformStickyPartitioner, make_partitioner
 from .sender import Sender
 from .transaction import (
+    TRANSACTION_VERSION_FEATURE,
+    TV1_MAX_END_TXN,
+    TV1_MAX_TXN_OFFSET_COMMIT,
     TransactionAbortedError,
     TransactionState,
     TransactionStateError,
     TxnState,
+    as_fenced,
+    coordinator_error_is_abortable,
+    coordinator_error_is_fatal,
     group_metadata_fields,
     is_fatal_txn_error,
+    newest_finalized_features,
 )
 
 if TYPE_CHECKING:
@@ -1216,11 +1223,22 @@ class Producer:
             raise TransactionStateError("transactions need a transactional_id")
         return self._txn
 
-    async def _txn_call(self, api: Api[ReqT, _Coded], body: ReqT, what: str) -> _Coded:
+    async def _txn_call(
+        self,
+        api: Api[ReqT, _Coded],
+        body: ReqT,
+        what: str,
+        *,
+        aborting: bool = False,
+        max_version: int | None = None,
+    ) -> _Coded:
         """One request to the transaction coordinator, retried while the error is retriable.
 
         Returns the response (its error code is 0 or not retriable); raises fencing and
-        other fatal errors as typed errors after moving the state to FATAL_ERROR.
+        other fatal errors as typed errors after moving the state to FATAL_ERROR, and
+        errors that leave the transaction abortable (TRANSACTION_ABORTABLE...) after moving
+        it to ABORTABLE_ERROR (``aborting``: the call is an abort's EndTxn, which no abort
+        can follow, so TRANSACTION_ABORTABLE is fatal there, as in the Java client).
         """
         txn = self._require_txn()
         client = self._client
@@ -1230,7 +1248,7 @@ class Producer:
         for _ in range(_TXN_RETRY_LIMIT):
             try:
                 node = await client.coordinator(txn.transactional_id, TRANSACTION)
-                resp = await client.request(node, api, body)
+                resp = await client.request(node, api, body, max_version=max_version)
             except KafkaError as exc:
                 if not exc.retriable:
                     raise
@@ -1249,13 +1267,28 @@ class Producer:
                 last = err
                 await anyio.sleep(backoff)
                 continue
-            if is_fatal_txn_error(err):
+            if coordinator_error_is_fatal(err, aborting=aborting):
+                err = as_fenced(err)
                 txn.fatal_error(err)
                 if self._sender is not None:
                     # The sender's own path: queued batches fail and space waiters wake now.
                     self._sender.fail_fatal(err)
+            elif coordinator_error_is_abortable(err):
+                txn.abortable_error(err)
             raise err
         raise KafkaTimeoutError(f"{what}: the transaction coordinator kept failing: {last!r}")
+
+    def _refresh_transaction_version(self, txn: TransactionState) -> None:
+        """Take the cluster's ``transaction.version`` from the newest finalized features any
+        connection reported (between transactions only; see transaction.py)."""
+        client = self._client
+        if client is None:
+            return
+        newest = newest_finalized_features(
+            (c.finalized_features_epoch, c.finalized_features) for c in client.pool.connections()
+        )
+        if newest is not None:
+            txn.update_transaction_version(newest[0], newest[1].get(TRANSACTION_VERSION_FEATURE))
 
     async def _init_transactions(self) -> None:
         txn = self._require_txn()
@@ -1271,11 +1304,14 @@ class Producer:
         )
         self._acc.reset_sequences(resp.producer_id, resp.producer_epoch)
         txn.initialized(resp.producer_id, resp.producer_epoch)
+        self._refresh_transaction_version(txn)
 
     def begin_transaction(self) -> None:
         """Start a transaction (records sent until commit/abort belong to it)."""
         self._check_usable()
-        self._require_txn().begin()
+        txn = self._require_txn()
+        txn.begin()
+        self._refresh_transaction_version(txn)
         self._txn_offsets_added = False
 
     async def commit_transaction(self) -> None:
@@ -1320,6 +1356,8 @@ class Producer:
                     committed=commit,
                 ),
                 "EndTxn",
+                aborting=not commit,
+                max_version=None if txn.tv2 else TV1_MAX_END_TXN,
             )
             # Transactions version 2 (KIP-890, Kafka 4.x): every EndTxn (v5+) bumps the
             # epoch and answers with the id and epoch the next transaction must use; the old
@@ -1393,16 +1431,18 @@ class Producer:
         group = group_metadata_fields(group_metadata)
         client = self._client
         assert client is not None
-        await self._txn_call(
-            ADD_OFFSETS_TO_TXN,
-            AddOffsetsToTxnRequest(
-                transactional_id=txn.transactional_id,
-                producer_id=txn.producer_id,
-                producer_epoch=txn.producer_epoch,
-                group_id=group.group_id,
-            ),
-            "AddOffsetsToTxn",
-        )
+        if not txn.tv2:
+            # Transactions version 2: TxnOffsetCommit v5 adds the group itself (KIP-890).
+            await self._txn_call(
+                ADD_OFFSETS_TO_TXN,
+                AddOffsetsToTxnRequest(
+                    transactional_id=txn.transactional_id,
+                    producer_id=txn.producer_id,
+                    producer_epoch=txn.producer_epoch,
+                    group_id=group.group_id,
+                ),
+                "AddOffsetsToTxn",
+            )
         self._txn_offsets_added = True
         by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
         for tp, om in offsets.items():
@@ -1431,7 +1471,12 @@ class Producer:
         backoff = self._cfg.client.retry_backoff_ms / 1000.0
         for _ in range(_TXN_RETRY_LIMIT):
             node = await client.coordinator(group.group_id, GROUP)
-            resp = await client.request(node, TXN_OFFSET_COMMIT, body)
+            resp = await client.request(
+                node,
+                TXN_OFFSET_COMMIT,
+                body,
+                max_version=None if txn.tv2 else TV1_MAX_TXN_OFFSET_COMMIT,
+            )
             errors = [
                 error_for_code(p.error_code)
                 for t in resp.topics
@@ -1447,6 +1492,7 @@ class Producer:
                 await anyio.sleep(backoff)
                 continue
             if is_fatal_txn_error(err):
+                err = as_fenced(err)
                 txn.fatal_error(err)
                 if self._sender is not None:
                     self._sender.fail_fatal(err)

@@ -55,7 +55,7 @@ from ..protocol.apis.produce import (
 from ..structs import TopicPartition
 from .accumulator import ProducerBatch, RecordAccumulator, error_name
 from .config import ProducerConfig
-from .transaction import is_fatal_txn_error
+from .transaction import TV1_MAX_PRODUCE, as_fenced, is_fatal_txn_error
 
 if TYPE_CHECKING:
     from ..cluster.client import ClusterClient
@@ -69,7 +69,8 @@ _OUT_OF_ORDER = E.OutOfOrderSequenceNumberError.code
 _DUPLICATE_SEQUENCE = E.DuplicateSequenceNumberError.code
 _NOT_LEADER_OR_FOLLOWER = E.NotLeaderOrFollowerError.code
 _UNKNOWN_PRODUCER_ID = E.UnknownProducerIdError.code
-_FENCING = (E.ProducerFencedError.code, E.InvalidProducerEpochError.code)
+_PRODUCER_FENCED = E.ProducerFencedError.code
+_INVALID_PRODUCER_EPOCH = E.InvalidProducerEpochError.code
 #: The broker refused a batch for its size; a batch of several records is split (the Java
 #: client splits on both codes: RECORD_LIST_TOO_LARGE is what older brokers answered when a
 #: batch exceeded the log segment size).
@@ -391,7 +392,7 @@ class Sender:
                     retry = True
                     continue
                 if is_fatal_txn_error(err):
-                    self._fatal(err)
+                    self._fatal(as_fenced(err))
                     return
                 self._txn_error(err, [tp])
                 return
@@ -451,8 +452,14 @@ class Sender:
             failure: BaseException | None = None
             try:
                 body = self._build_body(batches)
+                txn = self._txn
                 response = await self._client.request(
-                    node, PRODUCE, body, expect_response=self._acks != 0
+                    node,
+                    PRODUCE,
+                    body,
+                    expect_response=self._acks != 0,
+                    # Produce v12 in a transaction means transactions version 2 (KIP-890).
+                    max_version=TV1_MAX_PRODUCE if txn is not None and not txn.tv2 else None,
                 )
             except ProtocolDecodeError as exc:
                 # The broker may well have written the batches: their fate is unknown, as
@@ -568,8 +575,15 @@ class Sender:
         ):
             self._split(batch, error)
             return
-        if code in _FENCING or (
-            self._txn is not None and code == E.TransactionalIdAuthorizationFailedError.code
+        # INVALID_PRODUCER_EPOCH to a transactional producer's Produce (KIP-588; under
+        # transactions version 2 also how a newer instance's fencing or a transaction the
+        # coordinator aborted on timeout shows) leaves the transaction abortable, as in the
+        # Java client: the abort's EndTxn then tells fenced (fatal) from recoverable.
+        txn = self._txn
+        if (
+            code == _PRODUCER_FENCED
+            or (code == _INVALID_PRODUCER_EPOCH and txn is None)
+            or (code == E.TransactionalIdAuthorizationFailedError.code and txn is not None)
         ):
             acc.fail(batch, error)
             self._fatal(error)

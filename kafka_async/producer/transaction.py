@@ -16,18 +16,36 @@ Lifecycle::
 Partitions join the transaction lazily: the first batch for a partition marks it pending;
 the sender adds pending partitions with one AddPartitionsToTxn before draining them, and
 only partitions already in the transaction may be drained.
+
+Transactions version 2 (KIP-890 part 2): where the cluster finalized the feature
+``transaction.version`` at 2 or above (ApiVersions v3+), a transaction needs no
+AddPartitionsToTxn and no AddOffsetsToTxn: Produce v12 adds its partition to the transaction
+(the partition leader asks the coordinator itself) and TxnOffsetCommit v5 adds the group;
+every EndTxn (v5) then bumps the producer epoch (or hands out a new producer id once the epoch
+is exhausted) and answers with what the next transaction uses. Where the level is below 2
+the producer keeps those versions below the transactions-version-2 ones (Produce <= 11,
+TxnOffsetCommit <= 4, EndTxn <= 4), as the Java client does. The level is read when a
+transaction begins (``update_transaction_version``), from the newest feature epoch any
+connection reported, and holds for the whole transaction.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from ..errors import BrokerResponseError, TransactionAbortedError, TransactionStateError
+from ..errors import (
+    BrokerResponseError,
+    InvalidProducerEpochError,
+    ProducerFencedError,
+    TransactionAbortedError,
+    TransactionStateError,
+)
 from ..structs import TopicPartition
 
 __all__ = [
+    "TRANSACTION_VERSION_FEATURE",
     "GroupMetadata",
     "TransactionAbortedError",
     "TransactionState",
@@ -35,6 +53,31 @@ __all__ = [
     "TxnState",
     "group_metadata_fields",
 ]
+
+
+#: The finalized feature whose level 2 turns on transactions version 2 (KIP-890 part 2).
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+#: Highest versions a transactional producer uses while transactions version 2 is off: the
+#: next ones (Produce 12, TxnOffsetCommit 5, EndTxn 5) mean version 2 to the broker.
+TV1_MAX_PRODUCE = 11
+TV1_MAX_TXN_OFFSET_COMMIT = 4
+TV1_MAX_END_TXN = 4
+
+
+def newest_finalized_features(
+    reports: Iterable[tuple[int, Mapping[str, int]]],
+) -> tuple[int, Mapping[str, int]] | None:
+    """Of ``(finalized_features_epoch, finalized levels)`` reports (one per connection), the
+    newest: the highest epoch, as the Java client's ApiVersions keeps it. None if no report
+    has an epoch (brokers before ApiVersions v3 report -1)."""
+    best: tuple[int, Mapping[str, int]] | None = None
+    for epoch, levels in reports:
+        if epoch >= 0 and (best is None or epoch > best[0]):
+            best = (epoch, levels)
+    return best
+
+
+_E = TypeVar("_E", bound=BaseException)
 
 
 class TxnState(enum.Enum):
@@ -129,6 +172,10 @@ class TransactionState:
         self.pending: set[TopicPartition] = set()
         #: The error that moved us to ABORTABLE_ERROR or FATAL_ERROR.
         self.last_error: BaseException | None = None
+        #: Transactions version 2 (KIP-890 part 2) for the current transaction; see the
+        #: module docstring. Changes only between transactions.
+        self.tv2 = False
+        self._features_epoch = -1
 
     def __repr__(self) -> str:
         return (
@@ -171,6 +218,15 @@ class TransactionState:
         self.producer_epoch = producer_epoch
         self.state = TxnState.READY
 
+    def update_transaction_version(self, features_epoch: int, level: int | None) -> None:
+        """The cluster's ``transaction.version`` level as of finalized features epoch
+        ``features_epoch``; taken if newer than the last one seen (Java's
+        ``maybeUpdateTransactionV2Enabled``). Call it between transactions only."""
+        if features_epoch <= self._features_epoch:
+            return
+        self._features_epoch = features_epoch
+        self.tv2 = level is not None and level >= 2
+
     def epoch_bumped(self, producer_id: int, producer_epoch: int) -> None:
         """EndTxn v5+ gave the producer a new epoch (or id) for the next transaction."""
         self.producer_id = producer_id
@@ -186,9 +242,13 @@ class TransactionState:
         self.state = TxnState.IN_TRANSACTION
 
     def add_partition(self, tp: TopicPartition) -> None:
-        """A record for ``tp`` was appended in the transaction."""
+        """A record for ``tp`` was appended in the transaction. With transactions version 2
+        the partition is in at once: its Produce request adds it (no AddPartitionsToTxn)."""
         if tp not in self.partitions:
-            self.pending.add(tp)
+            if self.tv2:
+                self.partitions.add(tp)
+            else:
+                self.pending.add(tp)
 
     def partitions_added(self, tps: Iterable[TopicPartition]) -> None:
         """AddPartitionsToTxn succeeded for ``tps``."""
@@ -280,3 +340,46 @@ FATAL_ERROR_NAMES = frozenset(
 def is_fatal_txn_error(error: BaseException) -> bool:
     """True for coordinator/broker errors that end a transactional producer's life."""
     return isinstance(error, BrokerResponseError) and error.name in FATAL_ERROR_NAMES
+
+
+#: Coordinator answers (EndTxn, AddOffsetsToTxn) after which the transaction can only be
+#: aborted, as the Java client's TransactionManager has them: TRANSACTION_ABORTABLE
+#: (KIP-890), a group the producer may not use, and a producer id the coordinator lost
+#: (which the abort's epoch bump recovers from).
+ABORTABLE_COORDINATOR_ERRORS = frozenset(
+    {"TRANSACTION_ABORTABLE", "GROUP_AUTHORIZATION_FAILED", "UNKNOWN_PRODUCER_ID"}
+)
+
+
+def coordinator_error_is_fatal(error: BaseException, *, aborting: bool) -> bool:
+    """Does this non-retriable coordinator answer end the producer? Fatal errors, and a
+    TRANSACTION_ABORTABLE answer to an abort (nothing is left to recover with; the Java
+    client fails with "Failed to abort transaction" there too)."""
+    if is_fatal_txn_error(error):
+        return True
+    return (
+        aborting
+        and isinstance(error, BrokerResponseError)
+        and (error.name == "TRANSACTION_ABORTABLE")
+    )
+
+
+def as_fenced(error: _E) -> _E | ProducerFencedError:
+    """A coordinator's INVALID_PRODUCER_EPOCH (to EndTxn, AddPartitionsToTxn,
+    AddOffsetsToTxn, TxnOffsetCommit) as what it means there: :class:`ProducerFencedError`
+    (cause: the broker's error), as the Java client maps it. Under transactions version 2 a
+    newer instance's fencing reaches an old one this way (TxnOffsetCommit v5). Other errors
+    are returned as they are."""
+    if isinstance(error, InvalidProducerEpochError):
+        fenced = ProducerFencedError(
+            f"fenced: the coordinator answered {error.name} (a newer producer with the same "
+            "transactional id, or a newer epoch, exists)"
+        )
+        fenced.__cause__ = error
+        return fenced
+    return error
+
+
+def coordinator_error_is_abortable(error: BaseException) -> bool:
+    """Does this non-retriable coordinator answer leave the transaction abortable?"""
+    return isinstance(error, BrokerResponseError) and error.name in ABORTABLE_COORDINATOR_ERRORS

@@ -214,6 +214,13 @@ class Checker:
             self.fail(path, "default", actual, kfld.get("default", "(type zero)"))
 
 
+#: Definitions a version ahead of their spec file where Kafka's own JSON says the new version
+#: is the previous one on the wire: (the spec's validVersions, ours). Produce v12 "is the same
+#: as version 11 (KIP-890)" (ProduceRequest.json of 4.1 and 4.4), and in a transaction means
+#: transactions version 2; the later specs (3-13) drop v0-2 and add topic ids (v13).
+_SAME_AS_PREVIOUS = {"Produce": ("0-11", "0-12")}
+
+
 @pytest.mark.parametrize("api", ALL_APIS, ids=lambda a: a.name)
 def test_api_matches_kafka_spec(api: AnyApi) -> None:
     spec_dir = SPEC_DIRS[SPEC_OF[api.key]]
@@ -225,7 +232,10 @@ def test_api_matches_kafka_spec(api: AnyApi) -> None:
     for kind, spec, ours in (("request", req, api.request), ("response", resp, api.response)):
         if spec["apiKey"] != api.key:
             problems.append(f"{kind}: api key ours={api.key} kafka={spec['apiKey']}")
-        if versions(spec["validVersions"]) != api.versions:
+        if versions(spec["validVersions"]) != api.versions and _SAME_AS_PREVIOUS.get(api.name) != (
+            spec["validVersions"],
+            str(api.versions),
+        ):
             problems.append(
                 f"{kind}: validVersions ours={api.versions} kafka={spec['validVersions']}"
             )

@@ -2,7 +2,7 @@
 # by `make generate` (tools/generate_protocol.py): do not edit.
 """Produce: append record batches to partition leaders.
 
-Versions 0-11, flexible 9+; checked against Kafka 4.0's
+Versions 0-12, flexible 9+; checked against Kafka 4.0's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -308,6 +308,6 @@ _PRODUCE_RESPONSE = StructDef(
 )
 
 PRODUCE: Api[ProduceRequest, ProduceResponse] = Api(
-    0, "Produce", "0-11", "9+", _PRODUCE_REQUEST, _PRODUCE_RESPONSE, ProduceRequest, ProduceResponse
+    0, "Produce", "0-12", "9+", _PRODUCE_REQUEST, _PRODUCE_RESPONSE, ProduceRequest, ProduceResponse
 )
-"""Produce (key 0), versions 0-11."""
+"""Produce (key 0), versions 0-12."""

@@ -2,7 +2,7 @@
 # by `make generate` (tools/generate_protocol.py): do not edit.
 """TxnOffsetCommit: commit consumer offsets within a transaction.
 
-Versions 0-4, flexible 3+; checked against Kafka 4.0's
+Versions 0-5, flexible 3+; checked against Kafka 4.1's
 JSON message specs by tests/protocol/test_protocol_crosscheck.py.
 """
 
@@ -212,11 +212,11 @@ _TXN_OFFSET_COMMIT_RESPONSE = StructDef(
 TXN_OFFSET_COMMIT: Api[TxnOffsetCommitRequest, TxnOffsetCommitResponse] = Api(
     28,
     "TxnOffsetCommit",
-    "0-4",
+    "0-5",
     "3+",
     _TXN_OFFSET_COMMIT_REQUEST,
     _TXN_OFFSET_COMMIT_RESPONSE,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-"""TxnOffsetCommit (key 28), versions 0-4."""
+"""TxnOffsetCommit (key 28), versions 0-5."""
