@@ -20,7 +20,8 @@ import pytest
 from kafka_async.admin import AdminClient, ConfigResource, MemberToRemove
 from kafka_async.admin.types import ConfigResourceType
 from kafka_async.consumer import Consumer
-from kafka_async.errors import IncompatibleBrokerVersionError, UnknownMemberIdError
+from kafka_async.errors import IncompatibleBrokerVersionError, KafkaError, UnknownMemberIdError
+from kafka_async.producer import Producer
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.capabilities import describe_gap
 from kafka_async.testing.plugin import KafkaService
@@ -131,3 +132,26 @@ async def test_list_config_resources(
         )
         assert group in listed
         assert topic not in listed
+
+
+@pytest.mark.requires_api("DescribeProducers", min_version=0)
+async def test_describe_producers_shows_an_idempotent_producer(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    """DescribeProducers alone (Kafka 2.8+, where DescribeTransactions came later): the
+    idempotent producer that wrote five records is there with its last sequence; a
+    partition that does not exist is an item error. Run on 2.8.2 and 3.6.2 by make compat."""
+    topic = new_topic(1)
+    tp0 = TopicPartition(topic, 0)
+    async with Producer(kafka_broker, enable_idempotence=True, acks="all") as producer:
+        for i in range(5):
+            await producer.send(topic, b"v%d" % i, partition=0)
+        pid = producer.statistics()["producer_id"]
+    async with AdminClient(bootstrap_servers=kafka_broker) as admin:
+        got = await admin.describe_producers([tp0, TopicPartition(topic, 9)])
+    assert got[tp0].error is None
+    (state,) = [p for p in got[tp0].producers if p.producer_id == pid]
+    assert state.last_sequence == 4
+    assert state.producer_epoch >= 0
+    assert state.current_transaction_start_offset == -1
+    assert isinstance(got[TopicPartition(topic, 9)].error, KafkaError)
