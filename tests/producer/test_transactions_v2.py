@@ -32,7 +32,7 @@ from kafka_async.errors import InvalidProducerEpochError
 from kafka_async.net.connection import BrokerConnection
 from kafka_async.producer.transaction import TxnState
 from kafka_async.structs import OffsetAndMetadata, TopicPartition
-from kafka_async.testing.apache import ApacheKafka, KafkaPrerequisiteError
+from kafka_async.testing.apache import ApacheKafka, KafkaPrerequisiteError, ensure_distribution
 from kafka_async.testing.plugin import skip_or_fail
 from kafka_async.testing.topics import create_topic
 
@@ -302,3 +302,69 @@ async def test_tv2_transaction_aborted_by_the_coordinator_is_abortable(broker_44
             await p.send(topic, b"after", partition=0)
         assert not state.is_fatal
     assert await read_values(broker_44, topic, "read_committed", 1, partitions=1) == [b"after"]
+
+
+@pytest.mark.slow  # ~35 s (a JVM and both sides' transactions): `pytest -m slow` runs it
+async def test_tv2_beside_the_java_client(broker_44: str) -> None:
+    """Our transactions and the Java client's (TransactionalMessageCopier: one transaction
+    per 20 records with the consumed offsets, a third aborted at random) at the same time on
+    the same coordinator and output topic: a read_committed reader sees each side's
+    committed records exactly once, in order, and nothing of the aborted ones."""
+    if (level := await transaction_version(broker_44)) is None or level < 2:
+        pytest.skip(f"the broker finalized {FEATURE}={level}, not 2 (ApiVersions)")
+    from tests.harness.java_peers import transactional_copy
+
+    run = uuid.uuid4().hex[:8]
+    source, sink = f"tv2j-in-{run}", f"tv2j-out-{run}"
+    create_topic(broker_44, source, 1)
+    create_topic(broker_44, sink, 2)
+    inputs = [f"java-{i}".encode() for i in range(120)]
+    async with Producer(bootstrap_servers=broker_44) as plain:
+        for value in inputs:
+            await plain.enqueue(source, value, partition=0)
+    ours: list[bytes] = []
+
+    async def our_side() -> None:
+        async with Producer(bootstrap_servers=broker_44, transactional_id=f"ours-{run}") as p:
+            for t in range(12):
+                p.begin_transaction()
+                values = [f"ours-{t}-{i}".encode() for i in range(5)]
+                for value in values:
+                    await p.enqueue(sink, value, partition=1)
+                if t % 3 == 1:
+                    await p.abort_transaction()
+                else:
+                    await p.commit_transaction()
+                    ours.extend(values)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(our_side)
+        await transactional_copy(
+            ensure_distribution(VERSION),
+            broker_44,
+            input_topic=source,
+            input_partition=0,
+            output_topic=sink,
+            transactional_id=f"java-{run}",
+            group_id=f"java-{run}",
+            transaction_size=20,
+            random_aborts=True,
+            timeout=60,
+        )
+    seen: dict[int, list[bytes]] = {0: [], 1: []}
+    consumer: Consumer[bytes, bytes] = Consumer(
+        bootstrap_servers=broker_44,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        isolation_level="read_committed",
+    )
+    tps = [TopicPartition(sink, 0), TopicPartition(sink, 1)]
+    async with consumer:
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        with anyio.fail_after(30):
+            while len(seen[0]) < len(inputs) or len(seen[1]) < len(ours):
+                for tp, records in (await consumer.getmany(timeout_ms=200)).items():
+                    seen[tp.partition].extend(r.value for r in records if r.value is not None)
+    assert seen[0] == inputs
+    assert seen[1] == ours
