@@ -33,11 +33,11 @@ from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 pytestmark = pytest.mark.integration
 
 #: Deadline for the server to start (a JVM and a SparkContext; slow on a busy machine).
-SERVER_START_TIMEOUT_S = 150.0
+SERVER_START_TIMEOUT_S = 300.0
 #: Deadline for the server to stop after SIGTERM (then it is killed).
 SERVER_STOP_TIMEOUT_S = 20.0
-#: Deadline for a streaming query.
-QUERY_TIMEOUT_S = 120.0
+#: Deadline for a streaming query (its Python processes start slowly on a busy machine).
+QUERY_TIMEOUT_S = 300.0
 #: The environment variables a remote session sets in this process (restored afterwards, so
 #: a classic session of a later test in this worker is not taken for a Connect one).
 _CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_CONNECT_AUTHENTICATE_TOKEN")
@@ -156,6 +156,7 @@ def connect(connect_url: str) -> Iterator[Any]:
                 os.environ[name] = value
 
 
+@pytest.mark.timeout(600)  # includes the server's start; minutes on a loaded machine
 def test_connect_batch_write_and_read(
     connect: Any, kafka_broker: str, new_topic: Any, ck_consume_all: Any
 ) -> None:
@@ -192,6 +193,7 @@ def test_connect_batch_write_and_read(
         assert sorted(r.offset for r in back if r.partition == p) == list(range(150))
 
 
+@pytest.mark.timeout(600)
 def test_connect_stream_from_source_to_sink(
     connect: Any, kafka_broker: str, new_topic: Any, ck_produce: Any, ck_consume_all: Any
 ) -> None:
