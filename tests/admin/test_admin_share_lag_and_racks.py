@@ -56,7 +56,7 @@ async def _consume(bootstrap: str, topic: str, group: str, count: int) -> None:
         group_id=group,
         max_poll_records=count,
     ) as consumer:
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):  # a fresh broker creates its share-state topic first
             while got < count:
                 records: Records = await consumer.getmany(timeout_ms=500, max_records=count - got)
                 got += sum(len(rs) for rs in records.values())
