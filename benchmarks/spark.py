@@ -62,12 +62,14 @@ import importlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,8 @@ FORMATS = {
 RECORDS = 1_000_000
 PARTITIONS = 4
 MAX_OFFSETS = 200_000
+#: Busy-looping processes beside a loaded run (as many as this machine's 2 cores).
+BURN_PROCESSES = 2
 #: Deadline for one child process (a SparkSession and all its reads).
 CHILD_TIMEOUT_S = 1200.0
 #: Deadline for the streaming query to read everything.
@@ -364,29 +368,31 @@ def _child(args: argparse.Namespace) -> None:
     out: dict[str, Any] = {"session_s": time.perf_counter() - started}
     try:
         df = _load(spark, args, streaming=False)
-        for label in ("first", "warm"):
+        for label in ("first", "warm") if args.reads == "all" else ():
             start = time.perf_counter()
             count = df.count()
             out[f"count_{label}"] = time.perf_counter() - start
             if count != args.n:
                 raise RuntimeError(f"count() gave {count:,}, wrote {args.n:,}")
-        for label in ("first", "warm"):
+        for label in ("first", "warm") if args.reads == "all" else ():
             start = time.perf_counter()
             rows = df.toArrow().num_rows
             out[f"arrow_{label}"] = time.perf_counter() - start
             if rows != args.n:
                 raise RuntimeError(f"toArrow() gave {rows:,} rows, wrote {args.n:,}")
         for label in ("first", "warm"):
-            elapsed, batches = _stream(spark, args)
+            elapsed, batches, phases = _stream(spark, args)
             out[f"stream_{label}"] = elapsed
             out["stream_batches"] = batches
+            out[f"phases_{label}"] = phases
     finally:
         spark.stop()
     print(json.dumps(out), flush=True)
 
 
-def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int]:
-    """Seconds from start() until an AvailableNow query read every record, and its batches."""
+def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int, dict[str, float]]:
+    """Seconds from start() until an AvailableNow query read every record, its batches, and
+    the milliseconds per micro-batch (mean) of each phase Spark's progress reports."""
     with tempfile.TemporaryDirectory(prefix="bench-spark-ckpt-") as checkpoint:
         stream = _load(spark, args, streaming=True)
         start = time.perf_counter()
@@ -405,10 +411,14 @@ def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int]:
         finally:
             query.stop()
     rows = sum(p["numInputRows"] for p in progress)
-    batches = sum(1 for p in progress if p["numInputRows"])
+    with_rows = [p for p in progress if p["numInputRows"]]
     if rows != args.n:
         raise RuntimeError(f"the streaming query read {rows:,} records, wrote {args.n:,}")
-    return elapsed, batches
+    phases: dict[str, float] = {}
+    for p in with_rows:
+        for key, ms in p.get("durationMs", {}).items():
+            phases[key] = phases.get(key, 0.0) + ms / len(with_rows)
+    return elapsed, len(with_rows), phases
 
 
 # -- parent side ---------------------------------------------------------------------------------
@@ -555,9 +565,36 @@ def _run_child(source: str, args: argparse.Namespace, bootstrap: str, topic: str
         str(args.partitions),
         "--package",
         args.package,
+        "--reads",
+        args.reads,
         *(["--driver-memory", args.driver_memory] if args.driver_memory else []),
     )
     return _common.run_json_child(cmd, timeout=CHILD_TIMEOUT_S)
+
+
+#: A burner process: one core's worth of pure-Python busy loop, until it is stopped.
+_BURN = "while True:\n    pass\n"
+
+
+@contextmanager
+def cpu_burner(processes: int) -> Iterator[None]:
+    """``processes`` busy-looping Python processes for the ``with`` block (the loaded runs).
+
+    A fixed amount of competing CPU work, so loaded runs compare like with like whatever
+    else the machine does; stopped (killed, by their own ids) when the block ends.
+    """
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _BURN], stdin=subprocess.DEVNULL)
+        for _ in range(processes)
+    ]
+    try:
+        time.sleep(1.0)  # let them reach the run queue before the measured child starts
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait(10)
 
 
 MEASURES = (
@@ -568,6 +605,20 @@ MEASURES = (
     ("stream_first", "stream to noop, first query"),
     ("stream_warm", "stream to noop, second query"),
 )
+#: The phases of a micro-batch in Spark's progress report (``durationMs``), in the order
+#: they happen: offsets (the source's latestOffset), the WAL write, planning the batch's
+#: tasks (getBatch, queryPlanning), running them (addBatch: task start, fetch, Arrow, the
+#: sink) and committing the batch's offsets.
+PHASES = (
+    "latestOffset",
+    "walCommit",
+    "getBatch",
+    "queryPlanning",
+    "addBatch",
+    "commitOffsets",
+    "triggerExecution",
+)
+CONDITIONS = ("quiet", "loaded")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -598,6 +649,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--broker", choices=_common.BROKERS, default=None)
     parser.add_argument("--tasks-only", choices=("SSL", "SASL_PLAINTEXT", "SASL_SSL"))
+    parser.add_argument("--reads", choices=("all", "stream"), default="all")
+    parser.add_argument("--conditions", default=",".join(CONDITIONS))
+    parser.add_argument("--burn", type=int, default=BURN_PROCESSES)
     # ``python -m benchmarks`` calls main() with no arguments: defaults, not its own argv.
     args = parser.parse_args([] if argv is None else argv)
     if args.child:
@@ -611,6 +665,11 @@ def main(argv: list[str] | None = None) -> None:
     for s in sources:
         if s not in SOURCES:
             raise SystemExit(f"unknown source {s!r}; choose from {', '.join(SOURCES)}")
+    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    for c in conditions:
+        if c not in CONDITIONS:
+            raise SystemExit(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
+    measures = [(k, label) for k, label in MEASURES if args.reads == "all" or "stream" in k]
     spark_version, scala = spark_versions()
     note = ""
     if "spark" in sources:
@@ -640,32 +699,46 @@ def main(argv: list[str] | None = None) -> None:
             if "kafka_async_nopool" in sources
             else None
         )
-        runs: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
+        # runs[condition][source]: one child's figures per round.
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+            c: {s: [] for s in sources} for c in conditions
+        }
         errors: dict[str, str] = {}
-        loads = []
+        loads: dict[str, list[str]] = {c: [] for c in conditions}
         for _ in range(args.rounds):
-            loads.append(_common.load_average())
-            for source in sources:
-                if source in errors:
-                    continue
-                try:
-                    runs[source].append(_run_child(source, args, broker.bootstrap, topic))
-                except Exception as exc:  # one source failing must not hide the other
-                    errors[source] = _one_line(exc)
-                    print(f"{LABELS[source]} failed: {errors[source]}", file=sys.stderr)
-        loads.append(_common.load_average())
+            for condition in conditions:
+                with cpu_burner(args.burn if condition == "loaded" else 0):
+                    for source in sources:
+                        if source in errors:
+                            continue
+                        loads[condition].append(_common.load_average())
+                        for attempt in (1, 2):
+                            try:
+                                runs[condition][source].append(
+                                    _run_child(source, args, broker.bootstrap, topic)
+                                )
+                                break
+                            except Exception as exc:  # one source failing must not hide another
+                                # Once more first: on a busy machine Spark's fixed 10 s wait
+                                # for a new Python process to connect back can run out.
+                                line = _one_line(exc)
+                                print(
+                                    f"{LABELS[source]} failed ({attempt}): {line}", file=sys.stderr
+                                )
+                                if attempt == 2:
+                                    errors[source] = line
 
-    rates = {
-        s: {key: [n / r[key] for r in rs] for key, _ in MEASURES} for s, rs in runs.items() if rs
-    }
     print(
         f"\nSpark {spark_version} (Scala {scala}), master {args.master}, {parts} Kafka "
         f"partitions = {parts} Spark tasks per batch read, driver memory "
         f"{args.driver_memory or 'Spark default (1g)'}, maxOffsetsPerTrigger "
         f"{args.max_offsets:,} (Trigger.AvailableNow, noop sink); {args.rounds} rounds, "
-        f"each source in a fresh process per round; load average {'/'.join(loads)}"
+        f"each source in a fresh process per round and condition; loaded = {args.burn} "
+        f"busy-looping Python processes running beside the child (--burn)"
     )
-    if "spark" in runs:
+    for condition in conditions:
+        print(f"load average before each child, {condition}: {'/'.join(loads[condition])}")
+    if "spark" in sources:
         print(f"Spark's connector: {args.package}" + (f" ({note})" if note else ""))
     print(f"plain Consumer getmany (one process, no Spark): {plain:,.0f} records/s")
     if tasks is not None:
@@ -677,45 +750,65 @@ def main(argv: list[str] | None = None) -> None:
             f"{_common.spread(tasks['pool_first'], ms)}; without the pool "
             f"{_common.spread(tasks['no_pool'], ms)}"
         )
-    print()
-    headers = ["read", *(f"{LABELS[s]} records/s" for s in rates)]
-    ratios = [
-        (a, b, title)
-        for a, b, title in (
-            ("kafka_async", "spark", "ours/Spark's"),
-            ("kafka_async", "ceiling", "ours/no-Kafka"),
-            ("kafka_async", "kafka_async_nopool", "pool/no pool"),
-        )
-        if a in rates and b in rates
-    ]
-    headers += [f"{title} (rounds)" for _a, _b, title in ratios]
-    rows = []
-    for key, label in MEASURES:
-        row = [label, *(_common.spread(rates[s][key]) for s in rates)]
-        row += [_ratio(rates[a][key], rates[b][key]) for a, b, _title in ratios]
-        rows.append(row)
-    print(_common.table(headers, rows, args.markdown))
+    verdicts = []
+    for condition in conditions:
+        crun = runs[condition]
+        rates = {
+            s: {key: [n / r[key] for r in rs] for key, _ in measures}
+            for s, rs in crun.items()
+            if rs
+        }
+        print(f"\n{condition}:")
+        headers = ["read", *(f"{LABELS[s]} records/s" for s in rates)]
+        ratios = [
+            (a, b, title)
+            for a, b, title in (
+                ("kafka_async", "spark", "ours/Spark's"),
+                ("kafka_async", "ceiling", "ours/no-Kafka"),
+                ("kafka_async", "kafka_async_nopool", "pool/no pool"),
+            )
+            if a in rates and b in rates
+        ]
+        headers += [f"{title} (rounds)" for _a, _b, title in ratios]
+        rows = []
+        for key, label in measures:
+            row = [label, *(_common.spread(rates[s][key]) for s in rates)]
+            row += [_ratio(rates[a][key], rates[b][key]) for a, b, _title in ratios]
+            rows.append(row)
+        print(_common.table(headers, rows, args.markdown))
+        _print_phases(crun, args.markdown)
+        if "kafka_async" in rates and "spark" in rates:
+            median = _common.median
+            ours, theirs = rates["kafka_async"], rates["spark"]
+            verdicts += [
+                f"{label} ({condition}): "
+                + ("met" if median(ours[k]) >= median(theirs[k]) else "NOT met")
+                for k, label in measures
+                if k.endswith("warm")
+            ]
     for source, error in errors.items():
         print(f"\n{LABELS[source]}: failed, no figures: {error}")
-    batches = {s: rs[0]["stream_batches"] for s, rs in runs.items() if rs}
-    if batches:
+    if verdicts:
         print(
-            "\nmicro-batches per stream: "
-            + ", ".join(f"{LABELS[s]} {b}" for s, b in batches.items())
-        )
-    if "kafka_async" in rates and "spark" in rates:
-        median = _common.median
-        ours, theirs = rates["kafka_async"], rates["spark"]
-        verdicts = [
-            f"{label}: " + ("met" if median(ours[k]) >= median(theirs[k]) else "NOT met")
-            for k, label in MEASURES
-            if k.endswith("warm")
-        ]
-        print(
-            "\nTarget (issue 17), at least match Spark's connector (medians of the warm runs): "
-            + "; ".join(verdicts),
+            "\nTarget (issues 17 and 26), at least match Spark's connector, quiet and loaded "
+            "(medians of the warm runs): " + "; ".join(verdicts),
             flush=True,
         )
+
+
+def _print_phases(crun: Mapping[str, list[dict[str, Any]]], markdown: bool) -> None:
+    """Where a micro-batch's time goes, per source: Spark's progress phases of the second
+    (warm) query, mean ms per micro-batch, median over the rounds."""
+    phased = {s: [r["phases_warm"] for r in rs if "phases_warm" in r] for s, rs in crun.items()}
+    phased = {s: ps for s, ps in phased.items() if ps}
+    if not phased:
+        return
+    headers = ["ms per micro-batch (second query)", *(LABELS[s] for s in phased)]
+    rows = [
+        [phase, *(_common.spread([p.get(phase, 0.0) for p in ps]) for ps in phased.values())]
+        for phase in PHASES
+    ]
+    print(_common.table(headers, rows, markdown))
 
 
 def _ratio(ours: list[float], theirs: list[float]) -> str:
