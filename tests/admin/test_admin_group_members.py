@@ -155,3 +155,31 @@ async def test_describe_producers_shows_an_idempotent_producer(
     assert state.producer_epoch >= 0
     assert state.current_transaction_start_offset == -1
     assert isinstance(got[TopicPartition(topic, 9)].error, KafkaError)
+
+
+@pytest.mark.requires_api("ConsumerGroupHeartbeat", min_version=1)
+async def test_removing_a_static_member_of_a_consumer_protocol_group(
+    kafka_broker: str, new_topic: Callable[..., str]
+) -> None:
+    """On a KIP-848 group too: a closed static member stays (it left with epoch -2, to come
+    back) until removed by instance id."""
+    topic = new_topic(2)
+    group = f"remove-848-{topic}"
+    settings: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": group,
+        "group_instance_id": "static-848",
+        "group_protocol": "consumer",
+        "auto_offset_reset": "earliest",
+    }
+    async with AdminClient(bootstrap_servers=kafka_broker) as admin:
+        async with Consumer(topic, **settings) as c:
+            await _poll_until(c, lambda: len(c.assignment()) == 2)
+        described = await admin.describe_consumer_groups([group], raise_on_error=True)
+        assert [m.group_instance_id for m in described[group].members] == ["static-848"]
+        removed = await admin.remove_members_from_consumer_group(
+            group, ["static-848"], raise_on_error=True
+        )
+        assert removed["static-848"].error is None
+        after = await admin.describe_consumer_groups([group], raise_on_error=True)
+        assert after[group].members == ()
