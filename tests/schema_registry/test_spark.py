@@ -139,3 +139,208 @@ async def test_from_registry_gives_typed_columns_and_to_registry_encodes(
     decoded = sorted((peer(r.value, ctx) for r in encoded), key=lambda r: r["id"])
     assert decoded == rows
     assert await sr.versions(out_subject) == [1]
+
+
+READING: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Reading",
+    "type": "object",
+    "properties": {
+        "sensor": {"type": "string"},
+        "value": {"type": "number"},
+        "count": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "place": {"$ref": "#/definitions/Place"},
+        "note": {"type": ["string", "null"]},
+    },
+    "required": ["sensor", "value", "count", "tags"],
+    "definitions": {
+        "Place": {
+            "type": "object",
+            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+            "required": ["lat", "lon"],
+        }
+    },
+}
+
+
+def _trade_class() -> type[Any]:
+    """``kt.spark.Trade``: scalars, an enum, a nested message, a repeated field and a map."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName("kt_spark.proto")
+    except KeyError:
+        fdp = descriptor_pb2.FileDescriptorProto(
+            name="kt_spark.proto", package="kt.spark", syntax="proto3"
+        )
+        trade = fdp.message_type.add(name="Trade")
+        side = trade.enum_type.add(name="Side")
+        side.value.add(name="BUY", number=0)
+        side.value.add(name="SELL", number=1)
+        money = trade.nested_type.add(name="Money")
+        money.field.add(name="currency", number=1, type=9, label=1)
+        money.field.add(name="cents", number=2, type=3, label=1)
+        entry = trade.nested_type.add(name="CountsEntry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=9, label=1)
+        entry.field.add(name="value", number=2, type=5, label=1)
+        trade.field.add(name="id", number=1, type=3, label=1)
+        trade.field.add(name="symbol", number=2, type=9, label=1)
+        trade.field.add(name="side", number=3, type=14, label=1, type_name=".kt.spark.Trade.Side")
+        trade.field.add(name="price", number=4, type=11, label=1, type_name=".kt.spark.Trade.Money")
+        trade.field.add(name="tags", number=5, type=9, label=3)
+        trade.field.add(
+            name="counts", number=6, type=11, label=3, type_name=".kt.spark.Trade.CountsEntry"
+        )
+        pool.Add(fdp)
+    cls: type[Any] = message_factory.GetMessageClass(pool.FindMessageTypeByName("kt.spark.Trade"))
+    return cls
+
+
+@pytest.mark.anyio
+async def test_json_schema_and_protobuf_columns_both_ways(
+    spark: Any,
+    kafka_broker: str,
+    new_topic: Callable[..., str],
+    sr: SchemaRegistryClient,
+    registry: RegistryServer,
+) -> None:
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer as CJSONDeserializer
+    from confluent_kafka.schema_registry.protobuf import (
+        ProtobufDeserializer as CProtoDeserializer,
+    )
+    from pyspark.sql import types as T
+    from pyspark.sql.functions import col, struct
+
+    from kafka_async.schema_registry.json_schema import JSONSerializer
+    from kafka_async.schema_registry.protobuf import ProtobufSerializer
+    from kafka_async.schema_registry.spark import from_registry, to_registry
+
+    json_topic, proto_topic = new_topic(1), new_topic(1)
+    trade_cls = _trade_class()
+    trades = [
+        trade_cls(id=1, symbol="A", side=1, tags=["x", "y"], counts={"a": 2}),
+        trade_cls(id=2, symbol="B"),
+    ]
+    trades[0].price.currency, trades[0].price.cents = "EUR", 1250
+    readings = [
+        {"sensor": "s1", "value": 1, "count": 3, "tags": ["t"], "place": {"lat": 1.5, "lon": 2}},
+        {"sensor": "s2", "value": 2.5, "count": 4, "tags": [], "note": "n"},
+    ]
+    async with Producer(bootstrap_servers=kafka_broker) as producer:
+        jser = JSONSerializer(sr, READING, topic=json_topic)
+        pser = ProtobufSerializer(sr, trade_cls, topic=proto_topic)
+        await jser.prepare()
+        await pser.prepare()
+        for r in readings:
+            await producer.send(json_topic, jser(r), partition=0)
+        for tr in trades:
+            await producer.send(proto_topic, pser(tr), partition=0)
+
+    def read(topic: str) -> Any:
+        return (
+            spark.read.format("kafka_async")
+            .option("kafka.bootstrap.servers", kafka_broker)
+            .option("subscribe", topic)
+            .load()
+        )
+
+    # JSON Schema: typed columns (required -> not nullable), and back.
+    typed = read(json_topic).select(
+        from_registry(col("value"), registry.url, subject=f"{json_topic}-value").alias("r")
+    )
+    fields = {f.name: (f.dataType, f.nullable) for f in typed.schema["r"].dataType.fields}
+    assert fields == {
+        "sensor": (T.StringType(), False),
+        "value": (T.DoubleType(), False),
+        "count": (T.LongType(), False),
+        "tags": (T.ArrayType(T.StringType(), False), False),
+        "place": (
+            T.StructType(
+                [
+                    T.StructField("lat", T.DoubleType(), False),
+                    T.StructField("lon", T.DoubleType(), False),
+                ]
+            ),
+            True,
+        ),
+        "note": (T.StringType(), True),
+    }
+    flat = typed.select("r.*")
+    rows = sorted((r.asDict(recursive=True) for r in flat.collect()), key=lambda r: r["sensor"])
+    assert rows[0] == {
+        "sensor": "s1",
+        "value": 1.0,
+        "count": 3,
+        "tags": ["t"],
+        "place": {"lat": 1.5, "lon": 2.0},
+        "note": None,
+    }
+    assert rows[1]["note"] == "n"
+    assert rows[1]["place"] is None
+    out_subject = f"{json_topic}-copy-value"
+    encoded = flat.select(
+        to_registry(
+            struct("*"),
+            registry.url,
+            subject=out_subject,
+            schema=json.dumps(READING),
+            schema_type="JSON",
+        ).alias("value")
+    ).collect()
+    peer = ConfluentClient({"url": registry.url})
+    cj = CJSONDeserializer(None, schema_registry_client=peer)
+    ctx = SerializationContext(json_topic, MessageField.VALUE)
+    back = sorted((cj(r.value, ctx) for r in encoded), key=lambda r: r["sensor"])
+    assert back[0]["place"] == {"lat": 1.5, "lon": 2.0}
+    assert [b["sensor"] for b in back] == ["s1", "s2"]
+
+    # Protobuf: a struct per message (enum as its name, unset message null, map), and back.
+    typed = read(proto_topic).select(
+        from_registry(col("value"), registry.url, subject=f"{proto_topic}-value").alias("t")
+    )
+    fields = {f.name: (f.dataType, f.nullable) for f in typed.schema["t"].dataType.fields}
+    assert fields == {
+        "id": (T.LongType(), False),
+        "symbol": (T.StringType(), False),
+        "side": (T.StringType(), False),
+        "price": (
+            T.StructType(
+                [
+                    T.StructField("currency", T.StringType(), False),
+                    T.StructField("cents", T.LongType(), False),
+                ]
+            ),
+            True,
+        ),
+        "tags": (T.ArrayType(T.StringType(), False), False),
+        "counts": (T.MapType(T.StringType(), T.IntegerType(), False), False),
+    }
+    flat = typed.select("t.*")
+    rows = sorted((r.asDict(recursive=True) for r in flat.collect()), key=lambda r: r["id"])
+    assert rows == [
+        {
+            "id": 1,
+            "symbol": "A",
+            "side": "SELL",
+            "price": {"currency": "EUR", "cents": 1250},
+            "tags": ["x", "y"],
+            "counts": {"a": 2},
+        },
+        {"id": 2, "symbol": "B", "side": "BUY", "price": None, "tags": [], "counts": {}},
+    ]
+    registered = (await sr.version(f"{proto_topic}-value", 1)).schema.schema_str
+    encoded = flat.select(
+        to_registry(
+            struct("*"),
+            registry.url,
+            subject=f"{proto_topic}-copy-value",
+            schema=registered,
+            schema_type="PROTOBUF",
+        ).alias("value")
+    ).collect()
+    cp = CProtoDeserializer(trade_cls, {"use.deprecated.format": False})
+    ctx = SerializationContext(proto_topic, MessageField.VALUE)
+    assert sorted((cp(r.value, ctx) for r in encoded), key=lambda m: m.id) == trades
