@@ -44,7 +44,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
         "'kafka-async-client[schema-registry]'"
     ) from exc
 
-__all__ = ["ProtobufDeserializer", "ProtobufSerializer", "message_indexes"]
+__all__ = ["ProtobufDeserializer", "ProtobufSerializer", "message_indexes", "schema_message"]
 
 
 def message_indexes(desc: Descriptor) -> list[int]:
@@ -303,3 +303,22 @@ class ProtobufDeserializer(RegistryDeserializer[_Reader | None, Message]):
             ) from None
         cls: type[Message] = message_factory.GetMessageClass(desc)
         return cls
+
+
+def schema_message(
+    schema: Schema, client: SchemaRegistryClient, message_name: str | None = None
+) -> Descriptor:
+    """The descriptor of message ``message_name`` (a full name; default: the file's first
+    message) of a Protobuf schema as the registry holds it (base64 descriptor or ``.proto``
+    text), its references fetched with blocking requests (no event loop: the Spark
+    functions)."""
+    reader = ProtobufDeserializer(client)._parse_blocking(schema)  # noqa: SLF001 - same module
+    assert reader is not None
+    if message_name is not None:
+        found: Descriptor = reader.pool.FindMessageTypeByName(message_name)
+        return found
+    messages = list(reader.pool.FindFileByName(reader.file_name).message_types_by_name.values())
+    if not messages:
+        raise SerializationError("the Protobuf schema defines no message")
+    first: Descriptor = messages[0]
+    return first
