@@ -525,13 +525,35 @@ def _commit_timeout(opts: SinkOptions, txns: Sequence[PreparedTxn]) -> float:
 
 
 def abort(opts: SinkOptions, txns: list[PreparedTxn]) -> None:
-    """Abort the transactions of a failed batch (tasks that had finished)."""
+    """Abort a failed batch: the transactions of the tasks whose messages Spark passed, then
+    any other transaction still open under the prefix. A task still running when Spark gave
+    up on the job hands its transaction off after the job was aborted, and Spark drops its
+    message; left open, it would hold read_committed readers back until its timeout."""
 
     async def go() -> None:
-        await _end_all(opts, txns, commit=False, batch_id=None)
+        if txns:
+            await _end_all(opts, txns, commit=False, batch_id=None)
+        await _fence_open(opts)
 
-    if txns:
-        kafka_io.run(go, timeout=_commit_timeout(opts, txns))
+    kafka_io.run(go, timeout=_commit_timeout(opts, txns))
+
+
+def _owned(opts: SinkOptions, tid: str) -> bool:
+    prefix = f"{opts.transactional_id_prefix}-"
+    return tid.startswith(prefix) and tid[len(prefix) :].isdigit()
+
+
+async def _fence_open(opts: SinkOptions) -> None:
+    """Fence (InitProducerId, which aborts the open transaction) every transactional id of
+    the prefix that has a transaction open."""
+    async with _admin(opts) as admin:
+        listed = await admin.list_transactions(states=["Ongoing"])
+        open_ids = sorted(t.transactional_id for t in listed if _owned(opts, t.transactional_id))
+        if open_ids:
+            log.warning(
+                "aborting %d open transaction(s) of a failed batch: %s", len(open_ids), open_ids
+            )
+            await admin.fence_producers(open_ids)
 
 
 async def _recover(opts: SinkOptions) -> str:

@@ -200,6 +200,52 @@ def test_batch_write_exactly_once(spark: Any, kafka_broker: str, new_topic: Any)
     )
 
 
+@pytest.mark.integration
+def test_failed_batch_write_leaves_nothing_visible(
+    spark: Any, kafka_broker: str, new_topic: Any
+) -> None:
+    """A batch write whose job fails is visible not at all: the transactions of the tasks
+    that finished are aborted by the driver (left open, they would hold every
+    read_committed reader of the topic back until the transaction timeout)."""
+    import time
+
+    from pyspark.sql.functions import udf
+
+    topic = new_topic(3, prefix="eos-fail")
+    prefix = f"eos-fail-{time.time_ns()}"
+
+    def failing(value: str) -> str:
+        if value == "v299":
+            raise ValueError("this task fails")
+        return value
+
+    rows = [(f"k{i}", f"v{i}") for i in range(300)]
+    df = spark.createDataFrame(rows, "key string, value string").repartition(3)
+    writer = (
+        df.withColumn("value", udf(failing, "string")("value"))
+        .write.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("topic", topic)
+        .option("exactlyOnce", "true")
+        .option("transactionalIdPrefix", prefix)
+        .mode("append")
+    )
+    with pytest.raises(Exception, match="this task fails"):
+        writer.save()
+    # The next write under the same prefix is visible at once, alone.
+    (
+        df.limit(10)
+        .write.format("kafka_async")
+        .option("kafka.bootstrap.servers", kafka_broker)
+        .option("topic", topic)
+        .option("exactlyOnce", "true")
+        .option("transactionalIdPrefix", prefix)
+        .mode("append")
+        .save()
+    )
+    assert len(read_committed(kafka_broker, topic, 3, 10)) == 10
+
+
 # --------------------------------------------------------------------------------------------
 # A streaming query through every failure point, its driver in a child process
 # --------------------------------------------------------------------------------------------
