@@ -140,8 +140,11 @@ def _read(bootstrap: str, topic: str, isolation: str, group: str | None = None) 
             [confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)]
         )
         out: list[Any] = []
+        # Until 1.5 s pass with nothing new after the first record (a loaded broker may take
+        # seconds to answer the first Fetch), within 30 s.
         idle = 0
-        while idle < 3:
+        deadline = time.monotonic() + 30
+        while (not out or idle < 3) and time.monotonic() < deadline:
             msgs = [m for m in consumer.consume(1000, 0.5) if m.error() is None]
             idle = 0 if msgs else idle + 1
             out.extend(msgs)
