@@ -382,6 +382,9 @@ def _committed_values(bootstrap: str, topic: str, expected: int | None) -> Count
     return Counter(m.value() for m in read_committed(bootstrap, topic, 2, expected))
 
 
+# In `make soak` until it has passed on a quiet machine: its runs have so far ended in Spark's
+# own Python-worker start-up timeout on a loaded one (issue 26 keeps it open).
+@pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
 def test_streaming_exactly_once_through_driver_and_worker_kills(
