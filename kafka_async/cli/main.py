@@ -398,7 +398,10 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns (and, as a script, exits with) the code."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports the clients: a second or more on a busy machine
+    except KeyboardInterrupt:  # Ctrl-C while starting: exit as a shell expects, no traceback
+        return 130
     args = parser.parse_args(argv)
     out = Output()
     debug = bool(os.environ.get("KAFKA_ASYNC_DEBUG"))

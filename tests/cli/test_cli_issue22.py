@@ -8,6 +8,7 @@ Each test runs the real command in a child process against a real broker.
 from __future__ import annotations
 
 import os
+import platform
 import pty
 import signal
 import socket
@@ -205,6 +206,62 @@ def terminal() -> Iterator[tuple[int, int]]:
         os.close(slave)
 
 
+#: read(2)'s system call number (x86-64, arm64).
+_READ = {"x86_64": "0", "aarch64": "63"}.get(platform.machine(), "0")
+
+
+def _wait_reading_stdin(proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Until a thread of ``proc`` sits in read(2) on its stdin (Linux: /proc/PID/task/*/syscall):
+    the command has started and waits for input. A fixed sleep was too short on a loaded
+    machine, where importing the clients alone can take seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        for task in os.listdir(f"/proc/{proc.pid}/task"):
+            try:
+                with open(f"/proc/{proc.pid}/task/{task}/syscall") as f:
+                    fields = f.read().split()
+            except OSError:
+                continue
+            if fields[:2] == [_READ, "0x0"]:  # blocked in read(0, ...)
+                return
+        time.sleep(0.05)
+    pytest.fail(f"the command did not start reading stdin within {timeout} s")
+
+
+def _connected(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds an established TCP connection to 127.0.0.1:``port``."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].split(":")[1], 16)
+            if fields[3] == "01" and remote_port == port and fields[9] in inodes:
+                return True
+    return False
+
+
+def _wait_started(proc: subprocess.Popen[bytes], bootstrap: str, timeout: float = 60.0) -> None:
+    """Until ``proc`` reads its stdin and its producer is connected to the broker, then a
+    moment for it to settle into its loop (Ctrl-C before that has nothing to report)."""
+    _wait_reading_stdin(proc, timeout)
+    port = int(bootstrap.rsplit(":", 1)[1])
+    deadline = time.monotonic() + timeout
+    while not _connected(proc.pid, port):
+        assert proc.poll() is None, proc.communicate()
+        if time.monotonic() > deadline:
+            pytest.fail(f"the command did not connect to {bootstrap} within {timeout} s")
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
 def _interrupt(proc: subprocess.Popen[bytes], deadline: float = 15.0) -> tuple[int, str]:
     proc.send_signal(signal.SIGINT)
     try:
@@ -233,9 +290,9 @@ def test_ctrl_c_ends_an_interactive_produce_at_once_and_sends_what_was_typed(
     )
     try:
         os.write(master, b"typed-1\ntyped-2\n")
-        # The lines wait in the terminal until the command reads them, within a second or
-        # two of its start; the 60 s linger keeps them unsent until Ctrl-C.
-        time.sleep(6.0)
+        # The lines wait in the terminal until the command reads them; once it waits for more,
+        # both are read. The 60 s linger keeps them unsent until Ctrl-C.
+        _wait_started(proc, kafka_broker)
         assert proc.poll() is None
         code, err = _interrupt(proc)
     finally:
@@ -259,7 +316,7 @@ def test_ctrl_c_ends_produce_reading_an_open_pipe(kafka_broker: str) -> None:
         env=_ENV,
     )
     try:
-        time.sleep(3.0)  # started and waiting on stdin (no readiness line to wait for)
+        _wait_started(proc, kafka_broker)  # started and waiting on stdin
         code, err = _interrupt(proc)
     finally:
         if proc.poll() is None:
@@ -344,7 +401,7 @@ def test_a_second_ctrl_c_drops_what_cannot_be_sent_and_exits_at_once(
     )
     try:
         os.write(master, b"lost-1\nlost-2\n")
-        time.sleep(6.0)  # read, waiting out the linger
+        _wait_started(proc, server)  # both read, waiting out the linger
         apache_kafka.kill()
         proc.send_signal(signal.SIGINT)
         time.sleep(1.0)
