@@ -731,7 +731,7 @@ class Producer:
         except NeedsResolution as exc:
             await resolve_within(exc, self._cfg.max_block_ms / 1000.0)
         try:
-            return ser(obj)
+            return call(obj)
         except NeedsResolution as exc:
             raise UnresolvedSerializerError(
                 f"the serializer {ser!r} needs a resolution again right after it resolved: {exc}"
