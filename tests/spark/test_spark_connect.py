@@ -30,7 +30,10 @@ import pytest
 
 from kafka_async.testing.plugin import importorskip_or_fail, skip_or_fail
 
-pytestmark = pytest.mark.integration
+# In `make soak` for now: a Connect client cannot start in a pytest worker that already runs a
+# classic Spark session (SESSION_ALREADY_EXIST), which CI's worker sharing gives it; it needs
+# a process of its own (issue 26 keeps this open).
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 #: Deadline for the server to start (a JVM and a SparkContext; slow on a busy machine).
 SERVER_START_TIMEOUT_S = 300.0
