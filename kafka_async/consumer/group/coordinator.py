@@ -67,7 +67,7 @@ from ...protocol.consumer_protocol import Assignment, Subscription
 from ...structs import TopicPartition
 from ..config import ConsumerConfig
 from ..errors import CommitFailedError
-from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol
+from .assignors import Assignor, MemberInfo, RebalanceProtocol, rebalance_protocol, use_racks
 from .member import (
     ConsumerRebalanceListener,
     GroupMember,
@@ -104,6 +104,23 @@ _ABANDONABLE = (SendJoin, SendSync, FindCoordinator, Backoff)
 
 
 _HEARTBEAT_STATES = frozenset({MemberState.REVOKING, MemberState.SYNCING, MemberState.LEAVING})
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class in ``cls``'s MRO that defines ``name``."""
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+
+def _rack_aware(assignor: Assignor) -> bool:
+    """Whether ``assignor``'s ``assign_with_racks`` is the assignment it means: false for a
+    subclass that overrides ``assign`` below the class that made it rack-aware (its own
+    ``assign`` must run, as before KIP-881), and for the base default (racks ignored)."""
+    cls = type(assignor)
+    racks_owner = _owner(cls, "assign_with_racks")
+    assign_owner = _owner(cls, "assign")
+    if racks_owner is None or racks_owner is Assignor or assign_owner is None:
+        return False
+    return issubclass(racks_owner, assign_owner)
 
 
 def partition_racks(
@@ -527,7 +544,11 @@ class GroupCoordinator(GroupMember[Action, GroupMembership]):
         # A subscribed topic that does not exist (yet) counts as 0 partitions: once it is
         # created its count differs, and _check_metadata makes the leader rejoin to assign it.
         self._assigned_snapshot = {t: counts.get(t, 0) for t in topics}
-        result = assignor.assign_with_racks(counts, members, partition_racks(md, counts))
+        racks = partition_racks(md, counts)
+        if use_racks(members, racks) and _rack_aware(assignor):
+            result = assignor.assign_with_racks(counts, members, racks)
+        else:
+            result = assignor.assign(counts, members)
         versions = {mi.member_id: min(mi.subscription.version, 3) for mi in members}
         log.info(
             "group %s generation %s: leader assigned %s",
