@@ -361,6 +361,7 @@ def _load(spark: Any, args: argparse.Namespace, streaming: bool) -> Any:
 
 
 def _child(args: argparse.Namespace) -> None:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # the driver binds to loopback only
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     started = time.perf_counter()

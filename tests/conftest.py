@@ -17,6 +17,7 @@ against another broker.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,10 @@ import pytest
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.append(_ROOT)
+
+# Spark (the Spark tests' sessions and the child drivers they start) binds its driver to the
+# address SPARK_LOCAL_IP names; without it, to the machine's outward interface.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 @pytest.fixture
