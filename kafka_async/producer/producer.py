@@ -1424,7 +1424,14 @@ class Producer:
         """Commit consumer offsets as part of the current transaction (exactly-once
         consume-transform-produce). ``group_metadata``: the consumer's group metadata
         (KIP-447: group id, generation id, member id, group instance id) as an object with
-        those attributes, a dict, or just the group id."""
+        those attributes, a dict, or just the group id.
+
+        A lost connection, a request timeout and retriable answers are retried (the group
+        coordinator found again), within the bound of the other transaction calls. A fatal
+        answer fails the producer and a refused commit (an unknown member, a stale
+        generation...) leaves the transaction abortable; after any other error (the retries
+        exhausted, a cancelled call) the transaction stays open without these offsets: call
+        this again, or abort (a commit would carry the records without the offsets)."""
         txn = self._require_txn()
         self._check_usable()
         txn.check_can_add_offsets()
@@ -1469,14 +1476,29 @@ class Producer:
             topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in by_topic.items()],
         )
         backoff = self._cfg.client.retry_backoff_ms / 1000.0
+        last: BaseException | None = None
+        # Bounded as _txn_call is: _TXN_RETRY_LIMIT attempts, each within the coordinator
+        # lookup's and the request's own deadlines (request_timeout_ms), backoff between.
         for _ in range(_TXN_RETRY_LIMIT):
-            node = await client.coordinator(group.group_id, GROUP)
-            resp = await client.request(
-                node,
-                TXN_OFFSET_COMMIT,
-                body,
-                max_version=None if txn.tv2 else TV1_MAX_TXN_OFFSET_COMMIT,
-            )
+            try:
+                node = await client.coordinator(group.group_id, GROUP)
+                resp = await client.request(
+                    node,
+                    TXN_OFFSET_COMMIT,
+                    body,
+                    max_version=None if txn.tv2 else TV1_MAX_TXN_OFFSET_COMMIT,
+                )
+            except KafkaError as exc:
+                # A lost connection or a request timeout (the broker may have applied the
+                # commit; sending the same offsets again is harmless): find the coordinator
+                # again and retry, as the Java client does.
+                if not exc.retriable:
+                    raise
+                if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                    client.invalidate_coordinator(group.group_id, GROUP)
+                last = exc
+                await anyio.sleep(backoff)
+                continue
             errors = [
                 error_for_code(p.error_code)
                 for t in resp.topics
@@ -1489,6 +1511,7 @@ class Producer:
             if getattr(err, "invalid_coordinator", False):
                 client.invalidate_coordinator(group.group_id, GROUP)
             if err.retriable:
+                last = err
                 await anyio.sleep(backoff)
                 continue
             if is_fatal_txn_error(err):
@@ -1499,4 +1522,4 @@ class Producer:
             else:
                 txn.abortable_error(err)
             raise err
-        raise KafkaTimeoutError("TxnOffsetCommit: the group coordinator kept failing")
+        raise KafkaTimeoutError(f"TxnOffsetCommit: the group coordinator kept failing: {last!r}")

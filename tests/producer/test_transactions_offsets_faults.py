@@ -1,0 +1,145 @@
+"""``send_offsets_to_transaction`` through a lost connection or a request timeout.
+
+The transactional producer reaches the run's broker (Apache Kafka in the broker tier)
+through a :class:`~kafka_async.testing.proxy.FaultProxy`: the proxy rewrites every broker
+address in Metadata and FindCoordinator answers to its own, so all of the producer's
+connections, the group coordinator's included, go through it. The consumer group and the
+readers connect to the broker directly.
+
+While ``send_offsets_to_transaction`` runs, the proxy loses the TxnOffsetCommit exchange once:
+
+* ``reset``: the broker applies the request, the answer is lost and the connection is reset
+  (the client sees a connection error);
+* ``timeout``: the request never reaches the broker and no answer comes (the client's
+  request times out after ``request_timeout_ms``).
+
+The call must find the group coordinator again and retry, as ``_txn_call`` does for the
+transaction coordinator and as the Java client does; the transaction then commits, and a
+fresh member of the group resumes after the committed offset while a read_committed reader
+sees the transaction's records. Before the fix the connection or timeout error escaped from
+``send_offsets_to_transaction`` at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from kafka_async import Consumer, Producer, TopicPartition
+from kafka_async.admin import AdminClient
+from kafka_async.protocol.apis import FIND_COORDINATOR, METADATA, TXN_OFFSET_COMMIT
+from kafka_async.testing.proxy import FaultProxy
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+RECORDS = 8
+TAKEN = 5
+
+
+def _address(bootstrap: str) -> tuple[str, int]:
+    first = bootstrap.split(",")[0]
+    host, _, port = first.rpartition(":")
+    return host, int(port)
+
+
+def _route_through(proxy: FaultProxy) -> None:
+    """Make every broker address the client learns point at the proxy (one-node broker)."""
+
+    def metadata(msg: Any) -> Any:
+        assert len(msg.brokers) == 1, "the scenario needs a one-node broker"
+        for broker in msg.brokers:
+            broker.host, broker.port = proxy.listen_host, proxy.port
+        return msg
+
+    def find_coordinator(msg: Any) -> Any:
+        # v4+ answers in ``coordinators``; the top-level fields (v0-3) must stay unset there.
+        if msg.coordinators:
+            for coordinator in msg.coordinators:
+                if coordinator.node_id >= 0:
+                    coordinator.host, coordinator.port = proxy.listen_host, proxy.port
+        elif msg.node_id >= 0:
+            msg.host, msg.port = proxy.listen_host, proxy.port
+        return msg
+
+    proxy.mutate_responses(METADATA.key, metadata, count=None)
+    proxy.mutate_responses(FIND_COORDINATOR.key, find_coordinator, count=None)
+
+
+async def _take(consumer: Consumer[bytes, bytes], n: int) -> list[bytes]:
+    values: list[bytes] = []
+    with anyio.fail_after(20):
+        while len(values) < n:
+            batch = await consumer.getmany(timeout_ms=500, max_records=n - len(values))
+            values += [r.value for recs in batch.values() for r in recs if r.value]
+    return values
+
+
+@pytest.mark.parametrize("fault", ["reset", "timeout"])
+async def test_offsets_commit_survives_a_lost_exchange(
+    kafka_broker: str, new_topic: Any, fault: str
+) -> None:
+    source, sink = new_topic(1), new_topic(1)
+    group = f"offsets-faults-{source}"
+    tp = TopicPartition(source, 0)
+    async with Producer(bootstrap_servers=kafka_broker) as seed:
+        for i in range(RECORDS):
+            await seed.send(source, b"in-%d" % i, partition=0)
+
+    consumer_settings: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": group,
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "isolation_level": "read_committed",
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 500,
+    }
+    async with FaultProxy(*_address(kafka_broker)) as proxy:
+        _route_through(proxy)
+        async with (
+            Consumer(source, **consumer_settings) as consumer,
+            Producer(
+                bootstrap_servers=proxy.address,
+                transactional_id=f"offsets-faults-{source}",
+                request_timeout_ms=3_000,
+                retry_backoff_ms=50,
+            ) as producer,
+        ):
+            await consumer.wait_for_assignment(timeout=20)
+            inputs = await _take(consumer, TAKEN)
+            assert inputs == [b"in-%d" % i for i in range(TAKEN)]
+            producer.begin_transaction()
+            for value in inputs:
+                await producer.send(sink, value.replace(b"in", b"out"))
+            if fault == "reset":
+                proxy.drop_responses(TXN_OFFSET_COMMIT.key, count=1, reset=True)
+            else:
+                proxy.drop_requests(TXN_OFFSET_COMMIT.key, count=1)
+            with anyio.fail_after(20):
+                await producer.send_offsets_to_transaction({tp: TAKEN}, consumer.group_metadata())
+            # The fault hit the producer's TxnOffsetCommit, and the call sent it again.
+            assert proxy.stats.rewrite_failures == 0
+            assert proxy.stats.responses_rewritten >= 2
+            dropped = (
+                proxy.stats.responses_dropped if fault == "reset" else proxy.stats.requests_dropped
+            )
+            assert dropped == 1
+            # (A dropped request is not counted as forwarded.)
+            attempts = proxy.stats.requests_by_api.get(TXN_OFFSET_COMMIT.key, 0)
+            attempts += proxy.stats.requests_dropped
+            assert attempts >= 2
+            with anyio.fail_after(20):
+                await producer.commit_transaction()
+
+    async with AdminClient(kafka_broker) as admin:
+        got = await admin.list_consumer_group_offsets(group, [tp])
+    assert got[tp].offset == TAKEN
+    # A fresh member of the group resumes after the committed offset.
+    async with Consumer(source, **consumer_settings) as fresh:
+        assert await _take(fresh, RECORDS - TAKEN) == [b"in-%d" % i for i in range(TAKEN, RECORDS)]
+    # A read_committed reader sees the transaction's records.
+    reader_settings = {**consumer_settings, "group_id": f"{group}-reader"}
+    async with Consumer(sink, **reader_settings) as reader:
+        assert await _take(reader, TAKEN) == [b"out-%d" % i for i in range(TAKEN)]
