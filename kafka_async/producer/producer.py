@@ -248,6 +248,10 @@ class Producer:
         self._topics: dict[str, tuple[dict[int, PartitionState], list[int], list[int]]] = {}
         self._topics_snapshot: object = None
         self._txn_offsets_added = False
+        #: A send_offsets_to_transaction of the open transaction failed or was cancelled:
+        #: a commit would carry its records without the offsets, so commit_transaction
+        #: refuses it (and leaves the transaction abortable) until a later call succeeds.
+        self._txn_offsets_unsent = False
         if _Enqueuer is not None:
             self._install_c_paths(partitioner)
 
@@ -1313,11 +1317,21 @@ class Producer:
         txn.begin()
         self._refresh_transaction_version(txn)
         self._txn_offsets_added = False
+        self._txn_offsets_unsent = False
 
     async def commit_transaction(self) -> None:
         """Flush, then commit; raises if a record of the transaction failed (then abort)."""
         txn = self._require_txn()
         self._check_usable()
+        if self._txn_offsets_unsent and txn.state is TxnState.IN_TRANSACTION:
+            # The records would commit without the offsets: the transaction can only be
+            # aborted now (``transaction()`` does so).
+            unsent = TransactionStateError(
+                "cannot commit: send_offsets_to_transaction did not complete (the commit would "
+                "carry the records without the offsets); abort"
+            )
+            txn.abortable_error(unsent)
+            raise unsent
         if txn.state is not TxnState.COMMITTING:
             txn.begin_commit()
         await self.flush()
@@ -1369,6 +1383,7 @@ class Producer:
                 txn.epoch_bumped(resp.producer_id, resp.producer_epoch)
         txn.completed()
         self._txn_offsets_added = False
+        self._txn_offsets_unsent = False
 
     async def _hand_off_transaction(self) -> tuple[int, int] | None:
         """Flush the open transaction and leave it open, for another process to commit or
@@ -1430,12 +1445,15 @@ class Producer:
         coordinator found again), within the bound of the other transaction calls. A fatal
         answer fails the producer and a refused commit (an unknown member, a stale
         generation...) leaves the transaction abortable; after any other error (the retries
-        exhausted, a cancelled call) the transaction stays open without these offsets: call
-        this again, or abort (a commit would carry the records without the offsets)."""
+        exhausted, a cancelled call) the transaction stays open without these offsets:
+        call this again, or abort. A commit before a call succeeds would carry the records
+        without the offsets: ``commit_transaction`` refuses it and leaves the transaction
+        abortable."""
         txn = self._require_txn()
         self._check_usable()
         txn.check_can_add_offsets()
         group = group_metadata_fields(group_metadata)
+        self._txn_offsets_unsent = True
         client = self._client
         assert client is not None
         if not txn.tv2:
@@ -1506,6 +1524,7 @@ class Producer:
                 if p.error_code
             ]
             if not errors:
+                self._txn_offsets_unsent = False
                 return
             err = errors[0]
             if getattr(err, "invalid_coordinator", False):

@@ -18,6 +18,12 @@ transaction coordinator and as the Java client does; the transaction then commit
 fresh member of the group resumes after the committed offset while a read_committed reader
 sees the transaction's records. Before the fix the connection or timeout error escaped from
 ``send_offsets_to_transaction`` at once.
+
+A call that does not complete (here: cancelled while its TxnOffsetCommit goes unanswered)
+leaves the transaction open without the offsets: ``commit_transaction`` must refuse it (it
+would commit the records without the offsets) and leave the transaction abortable, while
+calling ``send_offsets_to_transaction`` again first lets the commit carry the offsets.
+Before that guard the commit went through without the offsets.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import pytest
 
 from kafka_async import Consumer, Producer, TopicPartition
 from kafka_async.admin import AdminClient
+from kafka_async.producer.transaction import TransactionStateError, TxnState
 from kafka_async.protocol.apis import FIND_COORDINATOR, METADATA, TXN_OFFSET_COMMIT
 from kafka_async.testing.proxy import FaultProxy
 
@@ -143,3 +150,57 @@ async def test_offsets_commit_survives_a_lost_exchange(
     reader_settings = {**consumer_settings, "group_id": f"{group}-reader"}
     async with Consumer(sink, **reader_settings) as reader:
         assert await _take(reader, TAKEN) == [b"out-%d" % i for i in range(TAKEN)]
+
+
+async def test_commit_refused_after_an_unfinished_offsets_call(
+    kafka_broker: str, new_topic: Any
+) -> None:
+    source, sink = new_topic(1), new_topic(1)
+    group = f"offsets-unsent-{source}"
+    tp = TopicPartition(source, 0)
+
+    async def committed() -> int | None:
+        async with AdminClient(kafka_broker) as admin:
+            got = await admin.list_consumer_group_offsets(group, [tp])
+        return got[tp].offset if tp in got and got[tp].offset >= 0 else None
+
+    async with FaultProxy(*_address(kafka_broker)) as proxy:
+        _route_through(proxy)
+        async with Producer(
+            bootstrap_servers=proxy.address, transactional_id=group, retry_backoff_ms=50
+        ) as producer:
+            txn = producer._txn
+            assert txn is not None
+            # The call is cancelled while its TxnOffsetCommit goes unanswered: commit refused.
+            producer.begin_transaction()
+            await producer.send(sink, b"first")
+            proxy.drop_requests(TXN_OFFSET_COMMIT.key, count=1)
+            with anyio.move_on_after(1.5) as scope:
+                await producer.send_offsets_to_transaction({tp: 3}, group)
+            assert scope.cancelled_caught
+            assert proxy.stats.requests_dropped == 1
+            with pytest.raises(TransactionStateError, match="send_offsets_to_transaction"):
+                await producer.commit_transaction()
+            assert txn.state is TxnState.ABORTABLE_ERROR
+            with anyio.fail_after(20):
+                await producer.abort_transaction()
+            assert await committed() is None
+            # Called again after the cancelled call: the commit carries the offsets.
+            producer.begin_transaction()
+            await producer.send(sink, b"second")
+            proxy.drop_requests(TXN_OFFSET_COMMIT.key, count=1)
+            with anyio.move_on_after(1.5) as scope:
+                await producer.send_offsets_to_transaction({tp: 5}, group)
+            assert scope.cancelled_caught
+            with anyio.fail_after(20):
+                await producer.send_offsets_to_transaction({tp: 5}, group)
+                await producer.commit_transaction()
+    assert await committed() == 5
+    reader_settings: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": f"{group}-reader",
+        "auto_offset_reset": "earliest",
+        "isolation_level": "read_committed",
+    }
+    async with Consumer(sink, **reader_settings) as reader:
+        assert await _take(reader, 1) == [b"second"]
