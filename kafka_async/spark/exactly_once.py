@@ -22,6 +22,14 @@ producer id and epoch, because EndTxn carries exactly those.
    DescribeTransactions). Transactions of attempts whose batch never reached the commit are
    aborted by the replayed tasks' InitProducerId under the same ids (or, for a partition
    the replay no longer has, by the broker after ``transaction.timeout.ms``).
+4. A commit (or a recovery) that finds some of batch N's transactions aborted by Kafka (their
+   timeout passed, or they were fenced) records ``{batch N, partial, committed, lost}``
+   (transactional ids, i.e. sink partitions) and raises :class:`TransactionLostError`
+   (recovery only logs it). Spark's commit log never recorded N, so the restarted query
+   replays N with the same input offsets; its commit ends the replay's transactions of the
+   ``lost`` ids with EndTxn(commit), those of the other ids with EndTxn(abort), then records
+   N ``committed``. This holds when the replay writes the same records to the same sink
+   partitions (same offsets, a deterministic plan).
 
 Invariants that keep this exactly-once:
 
@@ -36,8 +44,9 @@ Invariants that keep this exactly-once:
   other and the driver could receive the fenced one's message.
 
 A transaction left open longer than ``transaction.timeout.ms`` is aborted by the broker;
-a commit that finds this raises :class:`TransactionLostError` (the batch's records are
-gone, never duplicated). :func:`fault` is the failure-injection point the tests use.
+a commit that finds this raises :class:`TransactionLostError` naming the sink partitions
+whose records are gone (never duplicated; the replay writes them, see 4.). :func:`fault` is
+the failure-injection point the tests use.
 """
 
 from __future__ import annotations
@@ -102,8 +111,10 @@ _TV1_MAX_END_TXN = 4
 
 
 class TransactionLostError(KafkaError):
-    """A transaction the driver meant to commit was aborted (by its timeout, or fenced):
-    the batch's records are not in Kafka. Raised instead of writing them twice."""
+    """Transactions the driver meant to commit were aborted (by their timeout, or fenced):
+    the records of those sink partitions are not in Kafka, the others' are. Raised instead of
+    writing anything twice; the state topic records the batch as ``partial``, and the
+    restarted query's replay of the batch commits exactly the lost sink partitions again."""
 
 
 @dataclass(frozen=True)
@@ -132,18 +143,29 @@ class Intent:
     """The last record of a prefix in the state topic."""
 
     batch: int | None
-    status: str  # "committing" or "committed"
+    #: "committing" (EndTxn(commit) under way for ``txns``), "committed", or "partial"
+    #: (some of the batch's transactions were lost: the replay commits those ids again).
+    status: str
     txns: tuple[PreparedTxn, ...] = ()
+    #: Transactional ids of the batch whose records are in Kafka: of a "partial" batch, and,
+    #: while its replay is "committing" the lost ones, those committed before.
+    committed: tuple[str, ...] = ()
+    #: Of a "partial" batch: the transactional ids whose transactions Kafka aborted.
+    lost: tuple[str, ...] = ()
 
     def encode(self) -> bytes:
         """The record value."""
-        doc = {
+        doc: dict[str, object] = {
             "v": _STATE_VERSION,
             "batch": self.batch,
             "status": self.status,
             "txns": [t.to_json() for t in self.txns],
             "time_ms": int(time.time() * 1000),
         }
+        if self.committed:
+            doc["committed"] = list(self.committed)
+        if self.lost:
+            doc["lost"] = list(self.lost)
         return json.dumps(doc, separators=(",", ":")).encode()
 
     @classmethod
@@ -155,6 +177,8 @@ class Intent:
             batch=None if batch is None else int(batch),
             status=str(doc["status"]),
             txns=tuple(PreparedTxn.from_json(t) for t in doc.get("txns", ())),
+            committed=tuple(str(t) for t in doc.get("committed", ())),
+            lost=tuple(str(t) for t in doc.get("lost", ())),
         )
 
 
@@ -460,7 +484,8 @@ async def _committed_already(opts: SinkOptions, txns: Sequence[PreparedTxn]) -> 
 
 async def _end_all(
     opts: SinkOptions, txns: Sequence[PreparedTxn], *, commit: bool, batch_id: int | None
-) -> None:
+) -> list[PreparedTxn]:
+    """EndTxn for each of ``txns``. For a commit, returns those Kafka aborted before it (lost)."""
     config, _rest = ClientConfig.from_kwargs(**kafka_io.client_kwargs(opts.producer_config))
     deadline_s = max(kafka_io.DRIVER_TIMEOUT_S, opts.flush_timeout_ms / 1000)
     refused: list[PreparedTxn] = []
@@ -473,14 +498,125 @@ async def _end_all(
                 log.info("EndTxn(%s) %s: %s", commit, txn.transactional_id, outcome)
                 refused.append(txn)
     if commit and refused:
-        lost = await _committed_already(opts, refused)
-        if lost:
-            raise TransactionLostError(
-                f"batch {batch_id}: the transactions {[t.transactional_id for t in lost]} were "
-                "aborted before the driver could commit them (transaction.timeout.ms="
-                f"{opts.transaction_timeout_ms} passed, or a second writer used the same "
-                "transactionalIdPrefix); their records are not in Kafka"
+        return await _committed_already(opts, refused)
+    return []
+
+
+def _sink_partition(tid: str) -> int:
+    """The sink partition of a transactional id ``<prefix>-<sink partition>``."""
+    return int(tid.rsplit("-", 1)[1])
+
+
+def _by_partition(tids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(tids), key=_sink_partition))
+
+
+async def _end_recorded(opts: SinkOptions, intent: Intent) -> Intent:
+    """EndTxn(commit) for a ``committing`` intent's transactions; the record of the outcome:
+    ``committed``, or ``partial`` with the ids committed (now or before) and those lost."""
+    lost = await _end_all(opts, intent.txns, commit=True, batch_id=intent.batch)
+    if not lost:
+        return Intent(intent.batch, "committed")
+    lost_ids = {t.transactional_id for t in lost}
+    ended = [t.transactional_id for t in intent.txns if t.transactional_id not in lost_ids]
+    return Intent(
+        intent.batch,
+        "partial",
+        committed=_by_partition([*intent.committed, *ended]),
+        lost=_by_partition(lost_ids),
+    )
+
+
+def _lost_text(opts: SinkOptions, partial: Intent) -> str:
+    """What a ``partial`` record means, for :class:`TransactionLostError` and the log."""
+    what = "a batch write" if partial.batch is None else f"batch {partial.batch}"
+    lost = [_sink_partition(t) for t in partial.lost]
+    kept = [_sink_partition(t) for t in partial.committed]
+    return (
+        f"{what}: Kafka aborted the transactions {list(partial.lost)} before the driver "
+        f"could commit them (transaction.timeout.ms={opts.transaction_timeout_ms} passed, "
+        "or a second writer used the same transactionalIdPrefix): the records of sink "
+        f"partitions {lost} are not in Kafka; those of sink partitions {kept} were committed"
+    )
+
+
+def _replay_text(partial: Intent) -> str:
+    lost = [_sink_partition(t) for t in partial.lost]
+    return (
+        f"Restart the query: Spark replays batch {partial.batch} (its commit log does not "
+        f"have it) and the sink commits the replay's records of sink partitions {lost} and "
+        "discards the rest, so each record is written once, provided the replay writes the "
+        "same records to the same sink partitions (same input offsets, deterministic plan)"
+    )
+
+
+async def _commit_txns(producer: Producer, opts: SinkOptions, intent: Intent) -> None:
+    """Record ``intent`` (``committing``), EndTxn(commit) its transactions, record the outcome.
+    Raises :class:`TransactionLostError` after recording a ``partial`` outcome."""
+    await _write_intent(producer, opts, intent)
+    outcome = await _end_recorded(opts, intent)
+    if outcome.status == "committed":
+        fault("driver-after-commit", intent.batch)
+    await _write_intent(producer, opts, outcome)
+    if outcome.status == "partial":
+        text = _lost_text(opts, outcome)
+        if outcome.batch is None:
+            raise TransactionLostError(f"{text}; a batch write is not replayed")
+        raise TransactionLostError(f"{text}. {_replay_text(outcome)}")
+
+
+async def _settle(producer: Producer, opts: SinkOptions, intent: Intent) -> Intent:
+    """Finish an intent a killed driver left ``committing``, and record the outcome."""
+    outcome = await _end_recorded(opts, intent)
+    await _write_intent(producer, opts, outcome)
+    if outcome.status == "partial":
+        if outcome.batch is None:
+            log.error(
+                "exactly-once sink: %s; a batch write is not replayed", _lost_text(opts, outcome)
             )
+        else:
+            log.warning(
+                "exactly-once sink: %s. This query's replay of batch %s commits them again",
+                _lost_text(opts, outcome),
+                outcome.batch,
+            )
+    return outcome
+
+
+async def _commit_replay_of_partial(
+    producer: Producer, opts: SinkOptions, partial: Intent, txns: list[PreparedTxn]
+) -> None:
+    """The replay of a ``partial`` batch: commit its transactions of the lost ids, abort the
+    others (their records are in Kafka from the first attempt), then record it committed."""
+    lost = set(partial.lost)
+    redo = [t for t in txns if t.transactional_id in lost]
+    # Aborted first: they must never be committed, and a driver killed here leaves the record
+    # "partial", so the next replay of the batch does the same again.
+    await _end_all(
+        opts,
+        [t for t in txns if t.transactional_id not in lost],
+        commit=False,
+        batch_id=partial.batch,
+    )
+    missing = lost - {t.transactional_id for t in redo}
+    if missing:
+        log.error(
+            "exactly-once sink: the replay of batch %s has no records for the sink partitions "
+            "%s, which lost theirs: the replay did not write the same records to the same sink "
+            "partitions, and those records are not in Kafka",
+            partial.batch,
+            [_sink_partition(t) for t in _by_partition(missing)],
+        )
+    if not redo:
+        await _write_intent(producer, opts, Intent(partial.batch, "committed"))
+        return
+    # The ids committed before travel in the intent: if this commit loses transactions
+    # again, the new "partial" record still names every id already in Kafka.
+    await _commit_txns(
+        producer,
+        opts,
+        Intent(partial.batch, "committing", tuple(redo), committed=partial.committed),
+    )
 
 
 async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | None) -> str:
@@ -490,8 +626,18 @@ async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | No
     try:
         if intent is not None and intent.status == "committing":
             # A driver died inside an earlier commit and recover() did not run: finish it.
-            await _end_all(opts, intent.txns, commit=True, batch_id=intent.batch)
-            await _write_intent(producer, opts, Intent(intent.batch, "committed"))
+            # (recover() runs before the tasks: here they may have re-initialised some of the
+            # ids already, and DescribeTransactions can then not tell a committed
+            # transaction of those ids from a lost one.)
+            intent = await _settle(producer, opts, intent)
+        if (
+            batch_id is not None
+            and intent is not None
+            and intent.status == "partial"
+            and intent.batch == batch_id
+        ):
+            await _commit_replay_of_partial(producer, opts, intent, txns)
+            return "completed"
         if (
             batch_id is not None
             and intent is not None
@@ -500,13 +646,18 @@ async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | No
         ):
             await _end_all(opts, txns, commit=False, batch_id=batch_id)
             return "replayed"
+        if intent is not None and intent.status == "partial" and intent.batch is not None:
+            log.error(
+                "exactly-once sink: batch %s is committed without replaying batch %s, whose "
+                "sink partitions %s lost their records",
+                batch_id,
+                intent.batch,
+                [_sink_partition(t) for t in intent.lost],
+            )
         if not txns:
             await _write_intent(producer, opts, Intent(batch_id, "committed"))
             return "empty"
-        await _write_intent(producer, opts, Intent(batch_id, "committing", tuple(txns)))
-        await _end_all(opts, txns, commit=True, batch_id=batch_id)
-        fault("driver-after-commit", batch_id)
-        await _write_intent(producer, opts, Intent(batch_id, "committed"))
+        await _commit_txns(producer, opts, Intent(batch_id, "committing", tuple(txns)))
         return "committed"
     finally:
         await producer.close()
@@ -514,7 +665,10 @@ async def _commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | No
 
 def commit(opts: SinkOptions, txns: list[PreparedTxn], batch_id: int | None) -> str:
     """The driver's commit of a batch: ``"committed"``, ``"replayed"`` (a batch committed
-    before: its transactions were aborted) or ``"empty"``."""
+    before: its transactions were aborted), ``"completed"`` (the replay of a batch recorded
+    ``partial``: its transactions of the lost sink partitions were committed, the others
+    aborted) or ``"empty"``. Raises :class:`TransactionLostError` after recording the batch
+    ``partial`` when Kafka aborted some of its transactions."""
     outcome = kafka_io.run(_commit, opts, txns, batch_id, timeout=_commit_timeout(opts, txns))
     log.info("exactly-once batch %s of %s: %s", batch_id, opts.transactional_id_prefix, outcome)
     return outcome
@@ -561,21 +715,26 @@ async def _recover(opts: SinkOptions) -> str:
     await _check_timeout(opts)
     intent = await read_intent(opts)
     if intent is None or intent.status != "committing":
+        # "partial" is settled too: the replay of its batch commits the lost ids.
         return "nothing to finish"
-    await _end_all(opts, intent.txns, commit=True, batch_id=intent.batch)
     producer = await _state_producer(opts)
     try:
-        await _write_intent(producer, opts, Intent(intent.batch, "committed"))
+        outcome = await _settle(producer, opts, intent)
     finally:
         await producer.close()
-    return f"finished the commit of batch {intent.batch} ({len(intent.txns)} transactions)"
+    return (
+        f"finished the commit of batch {intent.batch} ({len(intent.txns)} transactions): "
+        f"{outcome.status}"
+    )
 
 
 def recover(opts: SinkOptions) -> None:
     """At the start of a query or batch write (driver): finish a commit the last attempt left
     half-done. Safe to run at any time outside a commit (it only completes recorded
     commits); it must run before the tasks of a restarted query, whose InitProducerId would
-    otherwise abort the recorded transactions."""
+    otherwise abort the recorded transactions. Transactions Kafka aborted meanwhile are
+    recorded (batch ``partial``) and logged, not raised: the replay of the batch that follows
+    commits those sink partitions again."""
     done = kafka_io.run(_recover, opts, timeout=kafka_io.DRIVER_TIMEOUT_S * 3)
     log.info("exactly-once sink %s: %s", opts.transactional_id_prefix, done)
 

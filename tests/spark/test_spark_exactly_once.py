@@ -182,6 +182,91 @@ def test_driver_side_commit_recovery_and_replay(kafka_broker: str, new_topic: An
 
 
 @pytest.mark.integration
+def test_lost_transaction_is_written_again_by_the_replay(kafka_broker: str, new_topic: Any) -> None:
+    """Batch 3's commit finds sink partition 1's transaction aborted by Kafka: it records
+    which partitions committed and which were lost, and raises naming them; the restarted
+    query's recovery does not raise; the replay of batch 3 commits partition 1 again and
+    discards partition 0's copy. A driver killed inside that replay's commit, with the
+    replay's transaction lost again, is recorded likewise. A read_committed reader finds
+    every record exactly once."""
+    import time
+
+    import anyio
+    from pyspark.sql import Row
+
+    from kafka_async.admin import AdminClient
+    from kafka_async.spark import exactly_once as eo
+
+    topic = new_topic(1, prefix="eos-lost")
+    opts = parse_sink_options(
+        {
+            "kafka.bootstrap.servers": kafka_broker,
+            "topic": topic,
+            "exactlyOnce": "true",
+            "transactionalIdPrefix": f"eos-lost-{time.time_ns()}",
+        }
+    )
+    eo.recover(opts)
+    tid = [eo.transactional_id(opts, p) for p in range(2)]
+
+    def tasks() -> list[eo.PreparedTxn]:
+        """Batch 3's two write tasks; a replay writes the same rows to the same partition."""
+        out = []
+        for partition in range(2):
+            rows = [Row(key=f"k{i}", value=f"p{partition}-v{i}") for i in range(50)]
+            count, txn = eo.write_task(opts, iter(rows), partition)
+            assert count == len(rows)
+            assert txn is not None
+            out.append(txn)
+        return out
+
+    def fence(txn: eo.PreparedTxn) -> None:  # what Kafka's transaction timeout does
+        async def go() -> None:
+            async with AdminClient(kafka_broker) as admin:
+                await admin.fence_producers([txn.transactional_id], raise_on_error=True)
+
+        anyio.run(go)
+
+    first = tasks()
+    fence(first[1])
+    with pytest.raises(
+        eo.TransactionLostError,
+        match=r"sink partitions \[1\] are not in Kafka; those of sink partitions \[0\] were "
+        r"committed\. Restart the query",
+    ):
+        eo.commit(opts, first, 3)
+    eo.abort(opts, first)  # Spark aborts a batch whose commit failed
+    partial = eo.Intent(3, "partial", committed=(tid[0],), lost=(tid[1],))
+    assert anyio.run(eo.read_intent, opts) == partial
+    eo.recover(opts)  # the restarted query: settled, nothing raised
+    assert anyio.run(eo.read_intent, opts) == partial
+
+    # The replay's commit, its driver killed after the record of intent (partition 0's new
+    # transaction aborted, partition 1's to be committed), down longer than the timeout.
+    killed = tasks()
+
+    async def commit_until_killed() -> None:
+        await eo._end_all(opts, [killed[0]], commit=False, batch_id=3)
+        producer = await eo._state_producer(opts)
+        intent = eo.Intent(3, "committing", (killed[1],), committed=(tid[0],))
+        await eo._write_intent(producer, opts, intent)
+        await producer.close()
+
+    anyio.run(commit_until_killed)
+    fence(killed[1])
+    eo.recover(opts)
+    assert anyio.run(eo.read_intent, opts) == partial
+
+    assert eo.commit(opts, tasks(), 3) == "completed"
+    assert anyio.run(eo.read_intent, opts) == eo.Intent(3, "committed")
+    # Killed again before Spark recorded batch 3: its next replay is discarded whole.
+    assert eo.commit(opts, tasks(), 3) == "replayed"
+
+    got = Counter(m.value() for m in read_committed(kafka_broker, topic, 1, 100))
+    assert got == Counter(f"p{p}-v{i}".encode() for p in range(2) for i in range(50))
+
+
+@pytest.mark.integration
 def test_batch_write_exactly_once(spark: Any, kafka_broker: str, new_topic: Any) -> None:
     topic = new_topic(3, prefix="eos")
     rows = [(f"k{i}", f"v{i}", i % 3) for i in range(600)]
