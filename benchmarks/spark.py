@@ -393,10 +393,12 @@ def _child(args: argparse.Namespace) -> None:
 
 def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int, dict[str, float]]:
     """Seconds from start() until an AvailableNow query read every record, its batches, and
-    the milliseconds per micro-batch (mean) of each phase Spark's progress reports."""
+    the milliseconds per micro-batch (mean) of each phase Spark's progress reports, plus
+    the milliseconds outside the micro-batches (see :func:`_outside`)."""
     with tempfile.TemporaryDirectory(prefix="bench-spark-ckpt-") as checkpoint:
         stream = _load(spark, args, streaming=True)
         start = time.perf_counter()
+        start_epoch = time.time()
         query = (
             stream.writeStream.format("noop")
             .trigger(availableNow=True)
@@ -406,6 +408,7 @@ def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int, dict[str,
         try:
             done = query.awaitTermination(STREAM_TIMEOUT_S)
             elapsed = time.perf_counter() - start
+            end_epoch = start_epoch + elapsed
             if not done:
                 raise RuntimeError(f"the streaming query did not finish in {STREAM_TIMEOUT_S} s")
             progress = query.recentProgress
@@ -419,7 +422,36 @@ def _stream(spark: Any, args: argparse.Namespace) -> tuple[float, int, dict[str,
     for p in with_rows:
         for key, ms in p.get("durationMs", {}).items():
             phases[key] = phases.get(key, 0.0) + ms / len(with_rows)
+    phases.update(_outside(progress, start_epoch, end_epoch))
     return elapsed, len(with_rows), phases
+
+
+def _epoch(stamp: str) -> float:
+    """Seconds since the epoch of a progress ``timestamp`` (``2026-01-31T12:00:00.123Z``)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _outside(progress: list[Any], start: float, end: float) -> dict[str, float]:
+    """Milliseconds of a query outside its micro-batches: from ``start()`` until the first
+    micro-batch's trigger began (the query's thread, the source's set-up: for a Python
+    source its driver-side Python process), and from the end of the last micro-batch until
+    ``awaitTermination`` returned (stopping the sources). ``start``/``end`` are epoch
+    seconds; the progress reports' clock is the same machine's."""
+    if not progress:
+        return {}
+    first = _epoch(progress[0]["timestamp"])
+    last = progress[-1]
+    last_end = (
+        _epoch(last["timestamp"]) + last.get("durationMs", {}).get("triggerExecution", 0) / 1000
+    )
+    inside = sum(p.get("durationMs", {}).get("triggerExecution", 0) for p in progress)
+    return {
+        "startToFirstBatch": (first - start) * 1000,
+        "lastBatchToEnd": (end - last_end) * 1000,
+        "outsideBatches": (end - start) * 1000 - inside,
+    }
 
 
 # -- parent side ---------------------------------------------------------------------------------
@@ -619,6 +651,9 @@ PHASES = (
     "commitOffsets",
     "triggerExecution",
 )
+#: Time of the whole query outside its micro-batches (ms, see :func:`_outside`): the part
+#: of the records/s figures the per-batch phases do not show.
+OUTSIDE = ("startToFirstBatch", "lastBatchToEnd", "outsideBatches")
 CONDITIONS = ("quiet", "loaded")
 
 
@@ -808,6 +843,12 @@ def _print_phases(crun: Mapping[str, list[dict[str, Any]]], markdown: bool) -> N
     rows = [
         [phase, *(_common.spread([p.get(phase, 0.0) for p in ps]) for ps in phased.values())]
         for phase in PHASES
+    ]
+    print(_common.table(headers, rows, markdown))
+    headers = ["ms per query outside micro-batches (second query)", *(LABELS[s] for s in phased)]
+    rows = [
+        [what, *(_common.spread([p[what] for p in ps if what in p]) for ps in phased.values())]
+        for what in OUTSIDE
     ]
     print(_common.table(headers, rows, markdown))
 
