@@ -7,8 +7,9 @@ with these objects, and so what they may hold:
   they keep parsed options only. Driver calls and write tasks open and close their own
   client; read tasks borrow a consumer from their worker process's pool (``consumer_pool``).
 * The streaming reader lives in a long-running Python process on the driver; it remembers
-  just the Trigger.AvailableNow target. Its ``stop()`` may never be called, which is harmless
-  since it holds no resource.
+  the initial offsets and the Trigger.AvailableNow target, and looks offsets up through a
+  consumer that process keeps connected (``kafka_io.run_driver``); ``stop()`` closes it,
+  and if Spark never calls it the consumer ends with the process.
 * Offsets Spark checkpoints are ``{"topic": {"partition": next_offset}}`` dicts (the JSON
   Spark's own Kafka source writes), so a restarted query resumes exactly where its last
   committed micro-batch ended: no loss, no duplicates on the read side.
@@ -85,13 +86,20 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  #
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
+        # Spark asks a new query's initial offset twice (planning the first micro-batch,
+        # then its start): the first answer, so both agree and the second costs nothing.
+        self._initial: dict[str, dict[str, int]] | None = None
         self._target: dict[TopicPartition, int] | None = None
         # The end latestOffset last returned, with the offsets it was computed from: Spark
         # plans that micro-batch right after, and partitions() then needs no lookup of its own.
         self._bounds: tuple[dict[TopicPartition, int], kafka_io.Bounds] | None = None
 
     def initialOffset(self) -> dict[str, dict[str, int]]:
-        return offsets_to_dict(kafka_io.run(kafka_io.initial_offsets, self.options))
+        # Through the driver's kept consumer, as latestOffset: no client of its own to start.
+        if self._initial is None:
+            start = kafka_io.run_driver(kafka_io.initial_offsets_on, self.options)
+            self._initial = offsets_to_dict(start)
+        return self._initial
 
     def getDefaultReadLimit(self) -> Any:
         limit = self.options.max_offsets_per_trigger
