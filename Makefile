@@ -36,7 +36,8 @@ TANSU_TESTS := tests/producer/test_producer_integration.py tests/cli/test_cli_e2
 OLD_RELEASE := 2.8.2
 OLD_RELEASE_TESTS := tests/producer/test_producer_integration.py tests/consumer/test_consumer_integration.py \
 	tests/admin/test_admin_integration.py tests/producer/test_producer_transactions.py \
-	tests/consumer/test_consumer_groups.py tests/consumer/test_consumer_group_protocol.py
+	tests/consumer/test_consumer_groups.py tests/consumer/test_consumer_group_protocol.py \
+	tests/cli/test_cli_broker_kind.py
 
 # The broker tests against Apache Kafka (the reference broker, fetched from Maven Central on
 # first use), then the embedded-fallback tier against Tansu. Each tier prints its duration.

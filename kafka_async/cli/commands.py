@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from typing import IO, Any
 
 import anyio
@@ -167,10 +167,23 @@ def _configs(pairs: Sequence[str]) -> dict[str, str]:
 _TANSU_CLUSTER_ID = "tansu_cluster"
 
 
-def broker_is_tansu(cluster_id: str | None, supported_features: Mapping[str, Any]) -> bool:
-    """Whether a broker's own answers say it is Tansu: its default cluster id, or no feature
-    at all in ApiVersions (every KRaft Apache Kafka advertises ``metadata.version``)."""
-    return (cluster_id or "").startswith("tansu") or not supported_features
+#: LeaderAndIsr: an Apache Kafka broker in ZooKeeper mode advertises it in ApiVersions (its
+#: controller sends it to brokers); KRaft brokers and Tansu do not.
+_LEADER_AND_ISR = 4
+
+
+def broker_is_tansu(
+    cluster_id: str | None,
+    supported_features: Mapping[str, Any],
+    api_keys: Collection[int] = (),
+) -> bool:
+    """Whether a broker's own answers say it is Tansu: its default cluster id, or neither
+    mark of Apache Kafka in ApiVersions: every KRaft Apache Kafka supports features
+    (``metadata.version``), and one in ZooKeeper mode, which may report no feature at all,
+    advertises LeaderAndIsr (``api_keys``: the keys the broker advertised)."""
+    if (cluster_id or "").startswith("tansu"):
+        return True
+    return not supported_features and _LEADER_AND_ISR not in api_keys
 
 
 async def note_if_tansu(admin: AdminClient, out: Output, what: str) -> None:
@@ -181,9 +194,10 @@ async def note_if_tansu(admin: AdminClient, out: Output, what: str) -> None:
     try:
         cluster = await admin.describe_cluster()
         features = await admin.describe_features()
+        connection = await admin.router.cluster.connection(features.broker)
     except KafkaError:
         return
-    if broker_is_tansu(cluster.cluster_id, features.supported):
+    if broker_is_tansu(cluster.cluster_id, features.supported, connection.api_versions):
         out.info(
             f"note: this broker is Tansu (cluster id {cluster.cluster_id!r}): {what}; "
             "Apache Kafka answers truly (kafka-async broker runs it where Java 17+ is found)"
