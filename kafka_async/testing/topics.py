@@ -70,6 +70,22 @@ def _check_created(resp: CreateTopicsResponse, name: str, exist_ok: bool) -> Non
     raise BrokerResponseError(f"CreateTopics response does not mention {name!r}")
 
 
+def _controller_of(resp: MetadataResponse, fallback: str) -> str:
+    """The address of the node Metadata names as controller (``fallback`` when none is
+    named). A ZooKeeper-mode broker that is not the controller answers CreateTopics with
+    NOT_CONTROLLER; KRaft brokers forward it, and name any broker here."""
+    for broker in resp.brokers:
+        if broker.node_id == resp.controller_id:
+            return f"{broker.host}:{broker.port}"
+    return fallback
+
+
+#: Metadata for no topic: the brokers and the controller only.
+_NO_TOPICS = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+#: How long to wait before asking again for the controller, seconds.
+_CONTROLLER_BACKOFF = 0.1
+
+
 def _metadata_body(name: str) -> MetadataRequest:
     return MetadataRequest(
         topics=[MetadataRequestTopic(name=name)], allow_auto_topic_creation=False
@@ -113,8 +129,19 @@ def create_topic(
     """
     deadline = time.monotonic() + timeout
     body = _create_body(name, partitions, replication_factor, configs)
-    resp = _wire.request(bootstrap_servers, CREATE_TOPICS, body, timeout=timeout)
-    _check_created(resp, name, exist_ok)
+    while True:
+        left = max(deadline - time.monotonic(), 0.1)
+        meta = _wire.request(bootstrap_servers, METADATA, _NO_TOPICS, timeout=left)
+        controller = _controller_of(meta, bootstrap_servers)
+        resp = _wire.request(controller, CREATE_TOPICS, body, timeout=left)
+        try:
+            _check_created(resp, name, exist_ok)
+            break
+        except E.NotControllerError:
+            # The controller moved between the two answers: ask again.
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(_CONTROLLER_BACKOFF)
     while True:
         left = deadline - time.monotonic()
         meta = _wire.request(
@@ -142,8 +169,16 @@ async def acreate_topic(
     """
     body = _create_body(name, partitions, replication_factor, configs)
     with anyio.fail_after(CREATE_TIMEOUT):
-        resp = await _wire.arequest(bootstrap_servers, CREATE_TOPICS, body)
-        _check_created(resp, name, exist_ok)
+        while True:
+            meta = await _wire.arequest(bootstrap_servers, METADATA, _NO_TOPICS)
+            controller = _controller_of(meta, bootstrap_servers)
+            resp = await _wire.arequest(controller, CREATE_TOPICS, body)
+            try:
+                _check_created(resp, name, exist_ok)
+                break
+            except E.NotControllerError:
+                # The controller moved between the two answers: ask again.
+                await anyio.sleep(_CONTROLLER_BACKOFF)
         while True:
             meta = await _wire.arequest(bootstrap_servers, METADATA, _metadata_body(name))
             if _ready_partitions(meta, name, partitions if not exist_ok else 1) is not None:
