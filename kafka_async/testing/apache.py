@@ -587,11 +587,14 @@ log4j.logger.kafka.zookeeper=WARN
 
 
 def default_mode(version: str) -> str:
-    """The mode a release runs in unless told: ``$KAFKA_ASYNC_APACHE_MODE`` where the release
-    has it, else KRaft from 3.3 on (production-ready there; the only mode of 4.x) and
-    ZooKeeper before."""
+    """The mode a release runs in unless told: ``$KAFKA_ASYNC_APACHE_MODE`` for the release
+    the environment chose (``$KAFKA_ASYNC_APACHE_VERSION``, or any release when that is
+    unset), else KRaft from 3.3 on (production-ready there; the only mode of 4.x) and
+    ZooKeeper before. A test that pins another release (one with the feature it tests) gets
+    that release's own mode while a run of the version matrix sets both variables."""
     wanted = os.environ.get("KAFKA_ASYNC_APACHE_MODE", "").strip().lower()
-    if wanted:
+    chosen = os.environ.get("KAFKA_ASYNC_APACHE_VERSION", "").strip()
+    if wanted and (not chosen or chosen == version):
         return _check_mode(version, wanted)
     return "kraft" if _version_tuple(version) >= (3, 3) else "zookeeper"
 

@@ -21,6 +21,7 @@ from kafka_async.testing import BrokerPrerequisiteError, BrokerStartError, Embed
 from kafka_async.testing.apache import (
     DEFAULT_VERSION,
     KafkaPrerequisiteError,
+    default_mode,
     ensure_distribution,
     find_java,
     locked_versions,
@@ -30,6 +31,22 @@ from kafka_async.testing.broker import TANSU_BENDS
 
 #: The reference release (the one the run's broker tests use, so its jars are cached already).
 V = DEFAULT_VERSION
+
+
+def test_the_environment_mode_is_for_the_release_it_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The version matrix (make compat) sets both variables; a test that pins the release with
+    # the feature it tests (4.4.0) must get that release's own mode, not ZooKeeper.
+    monkeypatch.setenv("KAFKA_ASYNC_APACHE_VERSION", "2.8.2")
+    monkeypatch.setenv("KAFKA_ASYNC_APACHE_MODE", "zookeeper")
+    assert default_mode("2.8.2") == "zookeeper"
+    assert default_mode("4.4.0") == "kraft"
+    assert default_mode("3.2.3") == "zookeeper"
+    # Without a chosen release the mode applies to every release, and a wrong one is named.
+    monkeypatch.delenv("KAFKA_ASYNC_APACHE_VERSION")
+    assert default_mode("3.6.2") == "zookeeper"
+    with pytest.raises(ValueError, match="no ZooKeeper mode"):
+        default_mode("4.4.0")
+
 
 # -- jars from a lock list, without Maven -------------------------------------------------------
 
