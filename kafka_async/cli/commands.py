@@ -306,9 +306,14 @@ async def _run_apache(args: argparse.Namespace, out: Output) -> int:
 
     async def describe() -> str:
         pids = ", ".join(str(kafka.pid(i)) for i in kafka.node_ids)
+        plural = "s" if args.nodes > 1 else ""
+        shape = (
+            f"KRaft, {args.nodes} combined node{plural}"
+            if kafka.mode == "kraft"
+            else f"ZooKeeper mode, {args.nodes} broker{plural} and 1 ZooKeeper"
+        )
         lines = [
-            f"Apache Kafka {kafka.version} (KRaft, {args.nodes} combined node"
-            f"{'s' if args.nodes > 1 else ''}) listening on {kafka.bootstrap_servers} "
+            f"Apache Kafka {kafka.version} ({shape}) listening on {kafka.bootstrap_servers} "
             f"(pid {pids}); Ctrl-C to stop"
         ]
         if moved:

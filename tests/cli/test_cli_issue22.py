@@ -32,6 +32,9 @@ _ENV = {
     "NO_COLOR": "1",
     "KAFKA_BOOTSTRAP_SERVERS": "",
     "PYTHONUNBUFFERED": "1",
+    # `kafka-async broker`'s own default release, not the one a version-matrix run chose.
+    "KAFKA_ASYNC_APACHE_VERSION": "",
+    "KAFKA_ASYNC_APACHE_MODE": "",
 }
 #: Runs the CLI with pytest made unimportable: a user's `pip install kafka-async-client[broker]`
 #: has no pytest, and nothing `kafka-async broker` imports may need it.
