@@ -129,18 +129,20 @@ def create_topic(
     """
     deadline = time.monotonic() + timeout
     body = _create_body(name, partitions, replication_factor, configs)
+    # The bootstrap address first (behind a proxy it is the only one that works); a
+    # ZooKeeper-mode broker that is not the controller refuses, and the controller gets it.
+    target = bootstrap_servers
     while True:
         left = max(deadline - time.monotonic(), 0.1)
-        meta = _wire.request(bootstrap_servers, METADATA, _NO_TOPICS, timeout=left)
-        controller = _controller_of(meta, bootstrap_servers)
-        resp = _wire.request(controller, CREATE_TOPICS, body, timeout=left)
+        resp = _wire.request(target, CREATE_TOPICS, body, timeout=left)
         try:
             _check_created(resp, name, exist_ok)
             break
         except E.NotControllerError:
-            # The controller moved between the two answers: ask again.
             if time.monotonic() > deadline:
                 raise
+            meta = _wire.request(bootstrap_servers, METADATA, _NO_TOPICS, timeout=left)
+            target = _controller_of(meta, bootstrap_servers)
             time.sleep(_CONTROLLER_BACKOFF)
     while True:
         left = deadline - time.monotonic()
@@ -169,15 +171,15 @@ async def acreate_topic(
     """
     body = _create_body(name, partitions, replication_factor, configs)
     with anyio.fail_after(CREATE_TIMEOUT):
+        target = bootstrap_servers  # as in create_topic: the bootstrap, then the controller
         while True:
-            meta = await _wire.arequest(bootstrap_servers, METADATA, _NO_TOPICS)
-            controller = _controller_of(meta, bootstrap_servers)
-            resp = await _wire.arequest(controller, CREATE_TOPICS, body)
+            resp = await _wire.arequest(target, CREATE_TOPICS, body)
             try:
                 _check_created(resp, name, exist_ok)
                 break
             except E.NotControllerError:
-                # The controller moved between the two answers: ask again.
+                meta = await _wire.arequest(bootstrap_servers, METADATA, _NO_TOPICS)
+                target = _controller_of(meta, bootstrap_servers)
                 await anyio.sleep(_CONTROLLER_BACKOFF)
         while True:
             meta = await _wire.arequest(bootstrap_servers, METADATA, _metadata_body(name))
