@@ -276,6 +276,9 @@ async def test_a_stranger_may_not_renew_and_a_wrong_hmac_does_not_log_in(
     async with AdminClient(**user_settings(kafka)) as admin:
         token = await admin.create_delegation_token()  # no renewers
     try:
+        # The broker that answers bob learns of the token through the metadata log: until it
+        # has, it answers DELEGATION_TOKEN_NOT_FOUND (measured: about 50 ms on 4.4.0).
+        await describe_one(kafka, token.token_id)
         async with AdminClient(**user_settings(kafka, "bob")) as bob:
             with pytest.raises(DelegationTokenOwnerMismatchError, match="neither the owner"):
                 await bob.renew_delegation_token(token.hmac)
