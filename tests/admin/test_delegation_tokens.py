@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -302,6 +303,10 @@ async def test_a_stranger_may_not_renew_and_a_wrong_hmac_does_not_log_in(
             await admin.expire_delegation_token(token.hmac)
 
 
+# The owner and requester fields are new in CreateDelegationToken/DescribeDelegationToken v3
+# (KIP-373); a broker that advertises less (Kafka 2.8: v0-v2) cannot take an owner.
+@pytest.mark.requires_api("DescribeDelegationToken", min_version=3)
+@pytest.mark.requires_api("CreateDelegationToken", min_version=3)
 async def test_a_token_for_another_owner_names_its_requester(kafka: ApacheKafka) -> None:
     async with AdminClient(**user_settings(kafka)) as admin:
         token = await admin.create_delegation_token(owner="User:bob")
@@ -317,13 +322,28 @@ async def test_a_token_for_another_owner_names_its_requester(kafka: ApacheKafka)
                 await bob.expire_delegation_token(token.hmac)
 
 
-async def test_every_version_decodes_against_the_broker(kafka: ApacheKafka) -> None:
-    """Create and describe at each version Kafka 4.x serves (v1 has no requester fields, v2
-    is the first flexible one); each response decodes to the same token."""
+def _served(service: KafkaService, api_key: int, wanted: tuple[int, ...]) -> list[int]:
+    """The versions of ``wanted`` the broker advertises for API ``api_key`` (ApiVersions)."""
+    low, high = service.apis().get(api_key, (0, -1))
+    return [v for v in wanted if low <= v <= high]
+
+
+async def test_every_version_decodes_against_the_broker(
+    kafka: ApacheKafka, kafka_service: KafkaService
+) -> None:
+    """Create and describe at each of v1-v3 the broker advertises (Kafka 4.x: all three;
+    v1 has no requester fields, v2 is the first flexible one, v3 has the owner fields);
+    each response decodes to the same token."""
+    create_versions = _served(kafka_service, apis.CREATE_DELEGATION_TOKEN.key, (1, 2, 3))
+    describe_versions = _served(kafka_service, apis.DESCRIBE_DELEGATION_TOKEN.key, (1, 2, 3))
+    # Every broker with delegation tokens serves v1 and v2 of both (Kafka 2.8 advertises
+    # v0-v2; 3.3 and later v0-v3).
+    assert create_versions[:2] == [1, 2], kafka_service.apis().get(apis.CREATE_DELEGATION_TOKEN.key)
+    assert describe_versions[:2] == [1, 2]
     async with ClusterClient(ClientConfig(**user_settings(kafka))) as cluster:
         node = await cluster.any_node()
         tokens: list[DelegationToken] = []
-        for version in (1, 2, 3):
+        for version in create_versions:
             body = dt.create_request(["User:bob"], 600_000, None, version)
             got, resp = await send_request(
                 cluster,
@@ -335,7 +355,7 @@ async def test_every_version_decodes_against_the_broker(kafka: ApacheKafka) -> N
             )
             assert got == version
             tokens.append(dt.create_result(resp, version, [("User", "bob")]))
-        for version in (1, 2, 3):
+        for version in describe_versions:
 
             async def described(version: int = version) -> list[DelegationToken]:
                 got, resp = await send_request(
@@ -352,7 +372,8 @@ async def test_every_version_decodes_against_the_broker(kafka: ApacheKafka) -> N
                 return [seen[t.token_id] for t in tokens]
 
             assert await eventually(described) == tokens
-        for version, token in zip((1, 2), tokens, strict=False):
+        # Expire all tokens but the last at v1 and v2; renew the last one at v1.
+        for version, token in zip((1, 2), tokens[:-1], strict=False):
             got, expired = await send_request(
                 cluster,
                 node,
@@ -366,13 +387,13 @@ async def test_every_version_decodes_against_the_broker(kafka: ApacheKafka) -> N
             cluster,
             node,
             apis.RENEW_DELEGATION_TOKEN,
-            RenewDelegationTokenRequest(hmac=tokens[2].hmac, renew_period_ms=60_000),
+            RenewDelegationTokenRequest(hmac=tokens[-1].hmac, renew_period_ms=60_000),
             min_version=1,
             max_version=1,
         )
         assert (got, renewed.error_code) == (1, 0)
     async with AdminClient(**user_settings(kafka)) as admin:
-        await admin.expire_delegation_token(tokens[2].hmac)
+        await admin.expire_delegation_token(tokens[-1].hmac)
 
 
 async def test_plaintext_connection_may_not_ask_for_tokens(kafka: ApacheKafka) -> None:
@@ -400,18 +421,34 @@ async def test_bad_arguments_are_config_errors(kafka: ApacheKafka) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-async def test_java_tools_see_and_use_the_token_we_created(
-    kafka: ApacheKafka, new_topic: Callable[..., str], tmp_path: Path
-) -> None:
-    from tests.harness.java_peers import VerifiableProducer
+_TOKEN_COMMAND = "org.apache.kafka.tools.DelegationTokenCommand"
 
+
+def _jars_with_class(libs: Path, name: str) -> list[str]:
+    """The jars in ``libs`` that hold class ``name``."""
+    entry = name.replace(".", "/") + ".class"
+    found = []
+    for jar in sorted(libs.glob("*.jar")):
+        with zipfile.ZipFile(jar) as z:
+            if entry in z.namelist():
+                found.append(jar.name)
+    return found
+
+
+async def test_java_token_command_describes_the_token_we_created(
+    kafka: ApacheKafka, tmp_path: Path
+) -> None:
+    """Kafka's DelegationTokenCommand (the Java Admin) describes our token as we created it."""
     assert kafka.distribution is not None
-    topic = new_topic()
+    libs = kafka.distribution.libs
+    if not _jars_with_class(libs, _TOKEN_COMMAND):
+        pytest.skip(
+            f"{_TOKEN_COMMAND} is in none of the {len(list(libs.glob('*.jar')))} jars of {libs}"
+        )
     async with AdminClient(**user_settings(kafka)) as admin:
         token = await admin.create_delegation_token(renewers=["User:bob"])
     try:
         await describe_one(kafka, token.token_id)  # the broker knows it now
-        # Kafka's DelegationTokenCommand (the Java Admin) describes it as we created it.
         config = tmp_path / "alice.properties"
         config.write_text(
             "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
@@ -419,7 +456,7 @@ async def test_java_tools_see_and_use_the_token_we_created(
             f'password="{SASL_USERS["alice"]}";\n'
         )
         argv = kafka.distribution.java_command(
-            "org.apache.kafka.tools.DelegationTokenCommand",
+            _TOKEN_COMMAND,
             "--bootstrap-server",
             kafka.bootstrap(LISTENER),
             "--command-config",
@@ -440,8 +477,23 @@ async def test_java_tools_see_and_use_the_token_we_created(
             "User:alice",
             "[User:bob]",
         ]
+    finally:
+        async with AdminClient(**user_settings(kafka)) as admin:
+            await admin.expire_delegation_token(token.hmac)
 
-        # The Java producer logs in with the token (tokenauth=true) and writes; we read.
+
+async def test_java_producer_logs_in_with_the_token_we_created(
+    kafka: ApacheKafka, new_topic: Callable[..., str]
+) -> None:
+    """The Java producer logs in with our token (tokenauth=true) and writes; we read."""
+    from tests.harness.java_peers import VerifiableProducer
+
+    assert kafka.distribution is not None
+    topic = new_topic()
+    async with AdminClient(**user_settings(kafka)) as admin:
+        token = await admin.create_delegation_token(renewers=["User:bob"])
+    try:
+        await describe_one(kafka, token.token_id)  # the broker knows it now
         producer = VerifiableProducer(
             kafka.distribution,
             kafka.bootstrap(LISTENER),
