@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,3 +42,27 @@ class TLSBroker:
 
 
 TLSBrokerFactory = Callable[..., TLSBroker]
+
+
+def jars_with_class(libs: Path, name: str) -> list[str]:
+    """The jars in ``libs`` (a release's jars folder) that hold class ``name``."""
+    entry = name.replace(".", "/") + ".class"
+    found = []
+    for jar in sorted(libs.glob("*.jar")):
+        with zipfile.ZipFile(jar) as z:
+            if entry in z.namelist():
+                found.append(jar.name)
+    return found
+
+
+def first_class_present(libs: Path, *names: str) -> str | None:
+    """The first of ``names`` some jar in ``libs`` holds, or None."""
+    return next((n for n in names if jars_with_class(libs, n)), None)
+
+
+#: The authorizer of each broker mode: KRaft's reads ACLs from the metadata log, ZooKeeper
+#: mode's (which needs zookeeper.connect) from ZooKeeper.
+AUTHORIZERS = {
+    "kraft": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "zookeeper": "kafka.security.authorizer.AclAuthorizer",
+}

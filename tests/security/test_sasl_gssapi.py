@@ -4,9 +4,10 @@ One KDC (tests/harness/kdc.py: realm ``KAFKA.TEST`` on 127.0.0.1, no DNS) and on
 the module. The broker logs in as ``kafka/<host>@KAFKA.TEST`` from a keytab with Java's own
 ``Krb5LoginModule`` on two listeners: ``KERBEROS`` and ``KERBEROS_REAUTH``
 (``connections.max.reauth.ms`` = 3 s, KIP-368). ``<host>`` is what our client (and the Java
-client) name 127.0.0.1 by: its name in /etc/hosts, normally ``localhost``. The
-StandardAuthorizer is on (``User:ANONYMOUS`` on PLAINTEXT and ``User:kafka`` are super users;
-a topic without ACLs is open), so ACLs on the Kerberos principal ``User:client`` are enforced.
+client) name 127.0.0.1 by: its name in /etc/hosts, normally ``localhost``. The authorizer of
+the broker's mode is on (KRaft's StandardAuthorizer; ZooKeeper mode's AclAuthorizer;
+``User:ANONYMOUS`` on PLAINTEXT and ``User:kafka`` are super users; a topic without ACLs is
+open), so ACLs on the Kerberos principal ``User:client`` are enforced.
 
 The control is the Java client logging in to the same listener with a keytab (its
 ``Krb5LoginModule``): what its VerifiableProducer writes our GSSAPI consumer reads, and what
@@ -25,6 +26,7 @@ from typing import Any
 
 import anyio
 import pytest
+from security_helpers import AUTHORIZERS, first_class_present
 
 from kafka_async.admin import (
     AclBinding,
@@ -127,7 +129,6 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         jaas = _jaas(broker_keytab, f"kafka/{host}@{REALM}")
         config = {
             "sasl.kerberos.service.name": "kafka",
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "super.users": "User:ANONYMOUS;User:kafka",
             "allow.everyone.if.no.acl.found": "true",
             "listener.name.kerberos_reauth.connections.max.reauth.ms": str(REAUTH_MS),
@@ -142,6 +143,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             jvm_options=[f"-Djava.security.krb5.conf={kdc.krb5_conf}"],
             broker_config=config,
         )
+        kafka.broker_config["authorizer.class.name"] = AUTHORIZERS[kafka.mode]
         try:
             kafka.start()
         except KafkaPrerequisiteError as exc:
@@ -479,9 +481,14 @@ async def test_java_client_and_ours_read_each_other(env: Env) -> None:
             await producer.send(to_java, value=value.encode())
     props = env.folder / f"consumer-{uuid.uuid4().hex[:6]}.properties"
     props.write_text("".join(f"{k}={v}\n" for k, v in java_client_config(env).items()))
+    # The release's ConsoleConsumer: in kafka-tools from 3.7, in the Scala core before.
+    console = first_class_present(
+        dist.libs, "org.apache.kafka.tools.consumer.ConsoleConsumer", "kafka.tools.ConsoleConsumer"
+    )
+    assert console is not None, f"no ConsoleConsumer in {dist.libs}"
     cc = JavaProcess(
         dist,
-        "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        console,
         [
             "--bootstrap-server",
             env.kafka.bootstrap("KERBEROS"),
