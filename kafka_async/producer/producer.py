@@ -13,7 +13,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -47,8 +47,9 @@ from ..protocol.apis.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse,
 )
-from ..protocol.schema import Api, ReqT
+from ..protocol.schema import Api, ReqT, RespT
 from ..serialization import (
     MessageField,
     NeedsResolution,
@@ -115,12 +116,13 @@ async def _identity3(
     return key, value, headers
 
 
-#: Bound on each coordinator round trip loop of a transactional call.
-_TXN_RETRY_LIMIT = 60
-
-
 class _HasErrorCode(Protocol):
     error_code: int
+
+
+def _first_partition_error(resp: TxnOffsetCommitResponse) -> int:
+    """The first partition error code of a TxnOffsetCommit answer (0 when none failed)."""
+    return next((p.error_code for t in resp.topics for p in t.partitions if p.error_code), 0)
 
 
 _Coded = TypeVar("_Coded", bound=_HasErrorCode)
@@ -165,7 +167,8 @@ class Producer:
     * ``delivery_timeout_ms`` (120000): from enqueue to acknowledgement, retries included.
     * ``max_in_flight_requests_per_connection`` (5): unanswered Produce requests per broker.
     * ``max_block_ms`` (60000): how long send/enqueue/produce may wait for a topic's metadata (a
-      topic that does not exist) or for buffer space, then KafkaTimeoutError.
+      topic that does not exist) or for buffer space, and a transactional call (init, send offsets,
+      commit, abort) for the coordinator's answer, retries included; then KafkaTimeoutError.
     * ``metadata_wait_ms`` (max_block_ms): how long a record for an unknown topic waits for it to
       appear (overrides max_block_ms for that wait only).
     * ``allow_auto_create_topics`` (True): metadata requests let a broker with
@@ -1245,42 +1248,81 @@ class Producer:
         can follow, so TRANSACTION_ABORTABLE is fatal there, as in the Java client).
         """
         txn = self._require_txn()
+        resp, err = await self._coordinator_call(
+            txn.transactional_id,
+            TRANSACTION,
+            api,
+            body,
+            what,
+            lambda r: r.error_code,
+            max_version=max_version,
+        )
+        if err is None:
+            return resp
+        if coordinator_error_is_fatal(err, aborting=aborting):
+            err = as_fenced(err)
+            txn.fatal_error(err)
+            if self._sender is not None:
+                # The sender's own path: queued batches fail and space waiters wake now.
+                self._sender.fail_fatal(err)
+        elif coordinator_error_is_abortable(err):
+            txn.abortable_error(err)
+        raise err
+
+    async def _coordinator_call(
+        self,
+        key: str,
+        kind: int,
+        api: Api[ReqT, RespT],
+        body: ReqT,
+        what: str,
+        error_of: Callable[[RespT], int],
+        *,
+        max_version: int | None = None,
+    ) -> tuple[RespT, KafkaError | None]:
+        """Send ``body`` to the coordinator of ``key`` (``kind``: TRANSACTION or GROUP) until
+        it answers with no error or a non-retriable one, within ``max_block_ms`` in all (as
+        the Java client bounds its transactional calls by ``max.block.ms``).
+
+        A lost connection, a request timeout and retriable answers are retried after
+        ``retry_backoff_ms``, the coordinator found again when the answer or the failure says
+        it moved. Returns the response and the error its ``error_of`` code names (None for
+        0); raises a non-retriable client-side error as it is, and :class:`KafkaTimeoutError`
+        naming the last failure when the deadline passes.
+        """
         client = self._client
         assert client is not None
         backoff = self._cfg.client.retry_backoff_ms / 1000.0
+        bound_ms = self._cfg.max_block_ms
+        deadline = anyio.current_time() + bound_ms / 1000.0
         last: BaseException | None = None
-        for _ in range(_TXN_RETRY_LIMIT):
-            try:
-                node = await client.coordinator(txn.transactional_id, TRANSACTION)
-                resp = await client.request(node, api, body, max_version=max_version)
-            except KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
-                    client.invalidate_coordinator(txn.transactional_id, TRANSACTION)
-                last = exc
-                await anyio.sleep(backoff)
-                continue
-            code = resp.error_code
-            if code == 0:
-                return resp
-            err = error_for_code(code)
-            if getattr(err, "invalid_coordinator", False):
-                client.invalidate_coordinator(txn.transactional_id, TRANSACTION)
-            if err.retriable:
+        while (left := deadline - anyio.current_time()) > 0:
+            resp: RespT | None = None
+            with anyio.move_on_after(left):
+                try:
+                    node = await client.coordinator(key, kind)
+                    resp = await client.request(node, api, body, max_version=max_version)
+                except KafkaError as exc:
+                    if not exc.retriable:
+                        raise
+                    if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                        client.invalidate_coordinator(key, kind)
+                    last = exc
+            if resp is not None:
+                code = error_of(resp)
+                if code == 0:
+                    return resp, None
+                err = error_for_code(code)
+                if getattr(err, "invalid_coordinator", False):
+                    client.invalidate_coordinator(key, kind)
+                if not err.retriable:
+                    return resp, err
                 last = err
-                await anyio.sleep(backoff)
-                continue
-            if coordinator_error_is_fatal(err, aborting=aborting):
-                err = as_fenced(err)
-                txn.fatal_error(err)
-                if self._sender is not None:
-                    # The sender's own path: queued batches fail and space waiters wake now.
-                    self._sender.fail_fatal(err)
-            elif coordinator_error_is_abortable(err):
-                txn.abortable_error(err)
-            raise err
-        raise KafkaTimeoutError(f"{what}: the transaction coordinator kept failing: {last!r}")
+            await anyio.sleep(min(backoff, max(0.0, deadline - anyio.current_time())))
+        raise KafkaTimeoutError(
+            f"{what}: no answer from the coordinator within max_block_ms ({bound_ms}); "
+            f"last failure: {last!r}"
+        )
 
     def _refresh_transaction_version(self, txn: TransactionState) -> None:
         """Take the cluster's ``transaction.version`` from the newest finalized features any
@@ -1442,7 +1484,7 @@ class Producer:
         those attributes, a dict, or just the group id.
 
         A lost connection, a request timeout and retriable answers are retried (the group
-        coordinator found again), within the bound of the other transaction calls. A fatal
+        coordinator found again) within ``max_block_ms``, as the other transaction calls. A fatal
         answer fails the producer and a refused commit (an unknown member, a stale
         generation...) leaves the transaction abortable; after any other error (the retries
         exhausted, a cancelled call) the transaction stays open without these offsets:
@@ -1493,52 +1535,26 @@ class Producer:
             group_instance_id=group.group_instance_id,
             topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in by_topic.items()],
         )
-        backoff = self._cfg.client.retry_backoff_ms / 1000.0
-        last: BaseException | None = None
-        # Bounded as _txn_call is: _TXN_RETRY_LIMIT attempts, each within the coordinator
-        # lookup's and the request's own deadlines (request_timeout_ms), backoff between.
-        for _ in range(_TXN_RETRY_LIMIT):
-            try:
-                node = await client.coordinator(group.group_id, GROUP)
-                resp = await client.request(
-                    node,
-                    TXN_OFFSET_COMMIT,
-                    body,
-                    max_version=None if txn.tv2 else TV1_MAX_TXN_OFFSET_COMMIT,
-                )
-            except KafkaError as exc:
-                # A lost connection or a request timeout (the broker may have applied the
-                # commit; sending the same offsets again is harmless): find the coordinator
-                # again and retry, as the Java client does.
-                if not exc.retriable:
-                    raise
-                if isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
-                    client.invalidate_coordinator(group.group_id, GROUP)
-                last = exc
-                await anyio.sleep(backoff)
-                continue
-            errors = [
-                error_for_code(p.error_code)
-                for t in resp.topics
-                for p in t.partitions
-                if p.error_code
-            ]
-            if not errors:
-                self._txn_offsets_unsent = False
-                return
-            err = errors[0]
-            if getattr(err, "invalid_coordinator", False):
-                client.invalidate_coordinator(group.group_id, GROUP)
-            if err.retriable:
-                last = err
-                await anyio.sleep(backoff)
-                continue
-            if is_fatal_txn_error(err):
-                err = as_fenced(err)
-                txn.fatal_error(err)
-                if self._sender is not None:
-                    self._sender.fail_fatal(err)
-            else:
-                txn.abortable_error(err)
-            raise err
-        raise KafkaTimeoutError(f"TxnOffsetCommit: the group coordinator kept failing: {last!r}")
+        # A lost connection or a request timeout is retried like the other transactional
+        # calls (the broker may have applied the commit; the same offsets again are
+        # harmless), the coordinator found again, as the Java client does.
+        _resp, err = await self._coordinator_call(
+            group.group_id,
+            GROUP,
+            TXN_OFFSET_COMMIT,
+            body,
+            "TxnOffsetCommit",
+            _first_partition_error,
+            max_version=None if txn.tv2 else TV1_MAX_TXN_OFFSET_COMMIT,
+        )
+        if err is None:
+            self._txn_offsets_unsent = False
+            return
+        if is_fatal_txn_error(err):
+            err = as_fenced(err)
+            txn.fatal_error(err)
+            if self._sender is not None:
+                self._sender.fail_fatal(err)
+        else:
+            txn.abortable_error(err)
+        raise err

@@ -159,7 +159,9 @@ SCHEMA = Schema(
             Int(low=0),
             60_000,
             "how long send/enqueue/produce may wait for a topic's metadata (a topic that does "
-            "not exist) or for buffer space, then KafkaTimeoutError",
+            "not exist) or for buffer space, and a transactional call (init, send offsets, "
+            "commit, abort) for the coordinator's answer, retries included; then "
+            "KafkaTimeoutError",
             java="max.block.ms (Java; librdkafka has no direct equivalent)",
         ),
         Setting(

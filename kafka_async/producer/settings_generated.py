@@ -66,7 +66,8 @@ class ProducerSettings(ClientSettings, total=False):
     #: unanswered Produce requests per broker (default: 5)
     max_in_flight_requests_per_connection: int
     #: how long send/enqueue/produce may wait for a topic's metadata (a topic that does not exist)
-    #: or for buffer space, then KafkaTimeoutError (default: 60000)
+    #: or for buffer space, and a transactional call (init, send offsets, commit, abort) for the
+    #: coordinator's answer, retries included; then KafkaTimeoutError (default: 60000)
     max_block_ms: int
     #: how long a record for an unknown topic waits for it to appear (overrides max_block_ms for
     #: that wait only) (default: max_block_ms)

@@ -24,6 +24,12 @@ leaves the transaction open without the offsets: ``commit_transaction`` must ref
 would commit the records without the offsets) and leave the transaction abortable, while
 calling ``send_offsets_to_transaction`` again first lets the commit carry the offsets.
 Before that guard the commit went through without the offsets.
+
+A coordinator that never answers: every transactional call gives up with
+:class:`KafkaTimeoutError` once ``max_block_ms`` has passed (the Java client's bound for its
+transactional calls), retries included; the transaction stays abortable, and a later call
+succeeds once the coordinator answers again. Before, each call retried 60 times, every
+attempt waiting ``request_timeout_ms``: with the defaults, up to about an hour.
 """
 
 from __future__ import annotations
@@ -35,8 +41,9 @@ import pytest
 
 from kafka_async import Consumer, Producer, TopicPartition
 from kafka_async.admin import AdminClient
+from kafka_async.errors import KafkaTimeoutError
 from kafka_async.producer.transaction import TransactionStateError, TxnState
-from kafka_async.protocol.apis import FIND_COORDINATOR, METADATA, TXN_OFFSET_COMMIT
+from kafka_async.protocol.apis import END_TXN, FIND_COORDINATOR, METADATA, TXN_OFFSET_COMMIT
 from kafka_async.testing.proxy import FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -204,3 +211,50 @@ async def test_commit_refused_after_an_unfinished_offsets_call(
     }
     async with Consumer(sink, **reader_settings) as reader:
         assert await _take(reader, 1) == [b"second"]
+
+
+async def test_transactional_calls_give_up_after_max_block_ms(
+    kafka_broker: str, new_topic: Any
+) -> None:
+    sink = new_topic(1)
+    group = f"offsets-max-block-{sink}"
+    tp = TopicPartition(sink, 0)
+    max_block_ms = 2_000
+    async with FaultProxy(*_address(kafka_broker)) as proxy:
+        _route_through(proxy)
+        async with Producer(
+            bootstrap_servers=proxy.address,
+            transactional_id=group,
+            max_block_ms=max_block_ms,
+            request_timeout_ms=1_000,
+            retry_backoff_ms=50,
+        ) as producer:
+            producer.begin_transaction()
+            await producer.send(sink, b"held")
+            # Every TxnOffsetCommit and EndTxn from now on is swallowed: no answer ever.
+            proxy.drop_requests(TXN_OFFSET_COMMIT.key, count=None)
+            proxy.drop_requests(END_TXN.key, count=None)
+            # A deadline far above max_block_ms and far below the old bound (60 attempts of
+            # request_timeout_ms each): the call must end by itself, with a typed error.
+            with anyio.fail_after(30):
+                with pytest.raises(KafkaTimeoutError, match="max_block_ms"):
+                    await producer.send_offsets_to_transaction({tp: 1}, group)
+            dropped = proxy.stats.requests_dropped
+            assert dropped >= 2, "the call did not retry within max_block_ms"
+            with anyio.fail_after(30):
+                with pytest.raises(KafkaTimeoutError, match="EndTxn"):
+                    await producer.abort_transaction()
+            assert proxy.stats.requests_dropped > dropped
+            # The coordinator answers again: the abort goes through and nothing is visible.
+            proxy.clear()
+            with anyio.fail_after(30):
+                await producer.abort_transaction()
+    reader_settings: dict[str, Any] = {
+        "bootstrap_servers": kafka_broker,
+        "group_id": f"{group}-reader",
+        "auto_offset_reset": "earliest",
+        "isolation_level": "read_committed",
+    }
+    async with Consumer(sink, **reader_settings) as reader:
+        batch = await reader.getmany(timeout_ms=2_000)
+        assert not any(batch.values())
