@@ -28,7 +28,11 @@ Each process measures, on the whole topic:
 * a streaming read from the earliest offsets with ``maxOffsetsPerTrigger`` (200,000 by
   default) and ``Trigger.AvailableNow`` into the ``noop`` sink, timed from ``start()`` until
   the query stops by itself with every record read; twice (each query starts its own
-  Python process on the driver for a Python source).
+  Python process on the driver for a Python source). The second query's records/s is
+  reported twice: over the whole query, and over its micro-batches only (the sum of Spark's
+  ``triggerExecution``), the rate of a stream that keeps running. The difference is the
+  query's start and stop, which for any Python data source includes PySpark starting that
+  driver-side Python process; the no-Kafka source shows how much of it is PySpark's.
 
 On Tansu, Spark's connector reads short (the broker's ListOffsets answer cuts the last batch
 of each partition, which our source probes for): its row then shows the error instead.
@@ -384,6 +388,9 @@ def _child(args: argparse.Namespace) -> None:
         for label in ("first", "warm"):
             elapsed, batches, phases = _stream(spark, args)
             out[f"stream_{label}"] = elapsed
+            # The same records over the micro-batches' own time (Spark's triggerExecution):
+            # the rate of a query that keeps running, without its one-off start and stop.
+            out[f"batches_{label}"] = phases["insideBatches"] / 1000
             out["stream_batches"] = batches
             out[f"phases_{label}"] = phases
     finally:
@@ -448,6 +455,7 @@ def _outside(progress: list[Any], start: float, end: float) -> dict[str, float]:
     )
     inside = sum(p.get("durationMs", {}).get("triggerExecution", 0) for p in progress)
     return {
+        "insideBatches": inside,
         "startToFirstBatch": (first - start) * 1000,
         "lastBatchToEnd": (end - last_end) * 1000,
         "outsideBatches": (end - start) * 1000 - inside,
@@ -637,6 +645,7 @@ MEASURES = (
     ("arrow_warm", "batch toArrow(), warm"),
     ("stream_first", "stream to noop, first query"),
     ("stream_warm", "stream to noop, second query"),
+    ("batches_warm", "stream to noop, second query, micro-batches only"),
 )
 #: The phases of a micro-batch in Spark's progress report (``durationMs``), in the order
 #: they happen: offsets (the source's latestOffset), the WAL write, planning the batch's
@@ -705,7 +714,8 @@ def main(argv: list[str] | None = None) -> None:
     for c in conditions:
         if c not in CONDITIONS:
             raise SystemExit(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
-    measures = [(k, label) for k, label in MEASURES if args.reads == "all" or "stream" in k]
+    streams = ("stream", "batches")
+    measures = [(k, lbl) for k, lbl in MEASURES if args.reads == "all" or k.startswith(streams)]
     spark_version, scala = spark_versions()
     note = ""
     if "spark" in sources:
@@ -813,6 +823,9 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
         print(_common.table(headers, rows, args.markdown))
         _print_phases(crun, args.markdown)
+        line = _break_even(crun)
+        if line:
+            print(line)
         if "kafka_async" in rates and "spark" in rates:
             median = _common.median
             ours, theirs = rates["kafka_async"], rates["spark"]
@@ -830,6 +843,34 @@ def main(argv: list[str] | None = None) -> None:
             "(medians of the warm runs): " + "; ".join(verdicts),
             flush=True,
         )
+
+
+def _break_even(crun: Mapping[str, list[dict[str, Any]]]) -> str:
+    """One line: from how many micro-batches (of this run's size) a whole query of ours
+    takes less time than one of Spark's connector, from the second queries' medians of the
+    time outside the micro-batches and the time per micro-batch."""
+    ours = [r["phases_warm"] for r in crun.get("kafka_async", []) if "phases_warm" in r]
+    theirs = [r["phases_warm"] for r in crun.get("spark", []) if "phases_warm" in r]
+    if not ours or not theirs:
+        return ""
+    median = _common.median
+    out_a = median([p["outsideBatches"] for p in ours])
+    out_b = median([p["outsideBatches"] for p in theirs])
+    per_a = median([p["triggerExecution"] for p in ours])
+    per_b = median([p["triggerExecution"] for p in theirs])
+    facts = (
+        f"outside the micro-batches ours {out_a:,.0f} ms, Spark's connector {out_b:,.0f} ms; "
+        f"per micro-batch ours {per_a:,.0f} ms, Spark's connector {per_b:,.0f} ms"
+    )
+    if out_a <= out_b:
+        return f"whole query: ours takes less time at any length ({facts})"
+    if per_a >= per_b:
+        return f"whole query: ours never catches up ({facts})"
+    batches = (out_a - out_b) / (per_b - per_a)
+    return (
+        f"whole query: ours takes less time than Spark's connector's from "
+        f"{batches:.1f} micro-batches of this size on ({facts})"
+    )
 
 
 def _print_phases(crun: Mapping[str, list[dict[str, Any]]], markdown: bool) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -41,8 +41,7 @@ from pyspark.sql.streaming.datasource import (
 
 from ..errors import ConfigError
 from ..structs import TopicPartition
-from . import exactly_once, kafka_io
-from .exactly_once import PreparedTxn
+from . import kafka_io
 from .options import (
     SinkOptions,
     SourceOptions,
@@ -54,6 +53,13 @@ from .options import (
 )
 from .planning import OffsetRange
 from .rows import check_sink_columns, spark_schema
+
+if TYPE_CHECKING:
+    from .exactly_once import PreparedTxn
+
+# ``exactly_once`` (transactions, the admin client) is imported where a sink needs it: the
+# streaming reader's driver-side Python process, which PySpark starts for every query, then
+# imports only what reading needs (its start-up is part of every query's time).
 
 
 def _partitions(ranges: Sequence[OffsetRange]) -> list[Any]:
@@ -167,6 +173,8 @@ def _write(options: SinkOptions, iterator: Iterator[Any]) -> KafkaCommitMessage:
         return KafkaCommitMessage(kafka_io.write_rows(options, iterator))
     from pyspark import TaskContext
 
+    from . import exactly_once
+
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
     count, txn = exactly_once.write_task(options, iterator, partition)
@@ -188,11 +196,15 @@ class KafkaBatchWriter(DataSourceWriter):  # type: ignore[misc,unused-ignore]
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.options.exactly_once:
+            from . import exactly_once
+
             exactly_once.commit(self.options, _txns(messages), None)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # At-least-once: records of tasks that finished are in Kafka already.
         if self.options.exactly_once:
+            from . import exactly_once
+
             exactly_once.abort(self.options, _txns(messages))
 
 
@@ -207,6 +219,8 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ign
         return _write(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        from . import exactly_once
+
         # The tests' failure point between the tasks' end and the commit (either mode).
         exactly_once.fault("driver-before-commit", batchId)
         if self.options.exactly_once:
@@ -214,6 +228,8 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc,unused-ign
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         if self.options.exactly_once:
+            from . import exactly_once
+
             exactly_once.abort(self.options, _txns(messages))
 
 
@@ -221,6 +237,8 @@ def _sink_options(schema: Any, options: Any, *, streaming: bool, speculation: bo
     opts = parse_sink_options(options)
     check_sink_columns({f.name: f.dataType.simpleString() for f in schema.fields}, opts.topic)
     if opts.exactly_once:
+        from . import exactly_once
+
         if speculation:
             raise ConfigError(
                 "exactlyOnce=true needs spark.speculation=false: two live attempts of one "
