@@ -55,6 +55,17 @@ def jars_with_class(libs: Path, name: str) -> list[str]:
     return found
 
 
+def class_mentions(libs: Path, name: str, text: str) -> bool:
+    """True when class ``name`` in the jars of ``libs`` holds the string ``text`` (a
+    constant, such as the key of a setting the release defines)."""
+    entry = name.replace(".", "/") + ".class"
+    for jar in sorted(libs.glob("*.jar")):
+        with zipfile.ZipFile(jar) as z:
+            if entry in z.namelist() and text.encode() in z.read(entry):
+                return True
+    return False
+
+
 def first_class_present(libs: Path, *names: str) -> str | None:
     """The first of ``names`` some jar in ``libs`` holds, or None."""
     return next((n for n in names if jars_with_class(libs, n)), None)
