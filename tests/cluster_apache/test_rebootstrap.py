@@ -20,7 +20,10 @@ replaced cluster would be. Every address the clients learnt from metadata is dea
 
 * REBOOTSTRAP_REQUIRED (KIP-1102): Apache Kafka 4.1.1 never sends it (only its client
   classes name it), so the fault proxy sets it in one real Metadata v13 answer; the client
-  rebootstraps, one with strategy "none" asks the broker again.
+  rebootstraps, one with strategy "none" asks the broker again. The top-level error code
+  that carries it exists from Metadata v13 on: where the broker advertises less (2.8.2 in
+  ZooKeeper mode: v0-v11; 3.6.2: v0-v12), no answer can carry it and the test is skipped
+  quoting the broker's range.
 
 A cluster with another cluster id behind the bootstrap address is not tested live
 either (it needs a second cluster); see cluster/recovery.py for what the client does.
@@ -46,6 +49,7 @@ from kafka_async.net.config import ClientConfig
 from kafka_async.protocol.apis import METADATA
 from kafka_async.structs import TopicPartition
 from kafka_async.testing.apache import ApacheKafka, KafkaPrerequisiteError
+from kafka_async.testing.capabilities import advertised_apis
 from kafka_async.testing.plugin import skip_or_fail
 from kafka_async.testing.proxy import FaultProxy
 from tests.harness.ledger import Observed
@@ -292,6 +296,14 @@ async def test_rebootstrap_required_in_a_real_metadata_answer(
     it), so the fault proxy sets it in one real Metadata v13 answer. The proxy also names
     itself as the broker in every Metadata answer, so the clients' requests to the broker
     they know pass through it too (a single node: one address for it)."""
+    advertised = await anyio.to_thread.run_sync(advertised_apis, cluster.bootstrap_servers)
+    have = advertised.get(METADATA.key)
+    if have is None or have[1] < 13:
+        said = "no Metadata" if have is None else f"Metadata v{have[0]}-v{have[1]}"
+        pytest.skip(
+            f"Apache Kafka {cluster.version} ({cluster.mode}) advertises {said}; the top-level "
+            "error code that carries REBOOTSTRAP_REQUIRED (KIP-1102) is in Metadata v13+"
+        )
     caplog.set_level(logging.INFO, logger="kafka_async.cluster.client")
     async with FaultProxy(*_address(cluster.node_bootstrap(1))) as proxy:
         inject = {"left": 0}
