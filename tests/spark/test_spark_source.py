@@ -390,7 +390,8 @@ def test_streaming_data_loss_after_topic_recreation(
 ) -> None:
     import anyio
 
-    from kafka_async import AdminClient
+    from kafka_async import AdminClient, NewTopic
+    from kafka_async.errors import TopicAlreadyExistsError
     from kafka_async.testing.topics import create_topic
 
     topic, first = _fill(new_topic, ck_produce, kafka_broker, 1, 20)
@@ -401,11 +402,23 @@ def test_streaming_data_loss_after_topic_recreation(
     async def delete() -> None:
         async with AdminClient(bootstrap_servers=kafka_broker) as admin:
             await admin.delete_topics([topic], raise_on_error=True)
-            # Kafka removes a deleted topic from the metadata asynchronously; recreating it
-            # before that is refused (TOPIC_ALREADY_EXISTS) or meets the old partitions.
-            with anyio.fail_after(30):
+            # Kafka deletes a topic asynchronously: first it leaves the metadata, and on a
+            # ZooKeeper-mode broker it is deleted only once every replica dropped its log
+            # (until then CreateTopics answers TOPIC_ALREADY_EXISTS: "already exists" on
+            # 2.8.2, "marked for deletion" on 3.x, though Metadata no longer lists it). So
+            # wait, as a user would, until the broker would accept the topic again
+            # (a validate-only CreateTopics succeeds), then recreate it.
+            with anyio.fail_after(60):
                 while topic in await admin.list_topics():  # noqa: ASYNC110 - polling metadata
                     await anyio.sleep(0.1)
+                while True:
+                    probe = await admin.create_topics([NewTopic(topic, 1)], validate_only=True)
+                    refused = probe[topic].error
+                    if refused is None:
+                        break
+                    if not isinstance(refused, TopicAlreadyExistsError):
+                        raise refused
+                    await anyio.sleep(0.2)
 
     anyio.run(delete)
     create_topic(kafka_broker, topic, 1)
