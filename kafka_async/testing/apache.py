@@ -106,6 +106,9 @@ DEFAULT_VERSION = "4.4.0"
 READY_LINE = b"Kafka Server started"
 #: The same for a broker in ZooKeeper mode (2.8 and 3.x).
 ZK_READY_LINE = b"] started (kafka.server.KafkaServer)"
+#: What a broker in ZooKeeper mode logs before it exits when its id is still registered
+#: by the session of a previous run that has not expired yet (that run was SIGKILLed).
+ZK_REGISTERED_LINE = b"Error while creating ephemeral at /brokers/ids/"
 #: The Log4j 2 of Kafka 4.0's .tgz, whose POMs name none (4.1 and later bring it).
 LOG4J2_FOR_4_0 = "2.24.3"
 #: The broker modes: KRaft (3.3 and later) and ZooKeeper (2.8 and 3.x).
@@ -126,6 +129,8 @@ _DOWNLOAD_TIMEOUT = 60.0
 #: Where jars of a locked version come from unless ``KAFKA_ASYNC_MAVEN_REPO`` names a mirror.
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2/"
 _FORMAT_TIMEOUT = 120.0
+#: ZooKeeper mode: seconds a started broker may take to learn the topics it knew before.
+_ZK_METADATA_WAIT = 30.0
 #: Listener name -> security protocol, in the order ports are given out (CONTROLLER last).
 _SECURE_LISTENERS = {
     "PLAINTEXT": "PLAINTEXT",
@@ -622,6 +627,9 @@ class _Node:
     #: after it, not in an earlier start's lines).
     log_mark: int = 0
     starts: int = 0
+    #: When the current start logged its readiness line (ZooKeeper mode: then its metadata
+    #: is waited for).
+    started_at: float | None = None
     formatted: bool = False
     extra: dict[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
@@ -714,6 +722,8 @@ class ApacheKafka:
             _check_mode(self.version, mode) if mode is not None else default_mode(self.version)
         )
         self._zk_port = 0
+        #: ZooKeeper mode: topic -> partitions, as a live node knew them before nodes went down.
+        self._topics: dict[str, int] = {}
         self._zk_proc: subprocess.Popen[bytes] | None = None
         self._zk_log: IO[bytes] | None = None
         self.security = security
@@ -913,6 +923,12 @@ class ApacheKafka:
             props["broker.id"] = str(node_id)
             props["zookeeper.connect"] = f"127.0.0.1:{self._zk_port}"
             props["zookeeper.connection.timeout.ms"] = "30000"
+            # A SIGKILLed broker's registration (/brokers/ids/N, an ephemeral node) stays
+            # until its ZooKeeper session expires, and the broker refuses to start before
+            # (NodeExistsException): 6 s instead of 18 keeps restarts after a kill quick,
+            # as broker.session.timeout.ms does in KRaft mode (the start is retried until
+            # then: see _check_ready).
+            props["zookeeper.session.timeout.ms"] = "6000"
             props["listeners"] = ",".join(
                 f"{n}://{node.host}:{node.ports[n]}" for n in self.listeners
             )
@@ -1156,6 +1172,7 @@ class ApacheKafka:
         if node.log is None:
             node.log = open(node.log_path, "ab")  # noqa: SIM115 - closed in _close_log
         node.starts += 1
+        node.started_at = None
         node.log.write(
             f"--- kafka_async.testing: node {node.node_id} start #{node.starts}\n".encode()
         )
@@ -1167,20 +1184,82 @@ class ApacheKafka:
         argv = [*self.node_prefix.get(node.node_id, ()), *argv]
         node.proc = _procs.spawn(argv, log=node.log, env=os.environ)
 
+    @property
+    def ready_line(self) -> bytes:
+        """What a node logs once it serves clients (it differs between the modes)."""
+        return self._ready_line
+
     def _check_ready(self, node: _Node) -> bool:
-        """True once ``node`` logged its readiness line; raises if the JVM died."""
+        """True once ``node`` logged its readiness line (in ZooKeeper mode: and has its
+        metadata); raises if the JVM died. A broker in ZooKeeper mode that died because its
+        previous (SIGKILLed) run's registration has not expired yet is started again: the
+        caller's deadline bounds the retries."""
         assert node.proc is not None
         try:
             with open(node.log_path, "rb") as f:
                 f.seek(node.log_mark)
-                seen = self._ready_line in f.read()
+                output = f.read()
         except OSError:
-            seen = False
-        if seen:
+            output = b""
+        if self._ready_line in output and (self.mode != "zookeeper" or self._has_metadata(node)):
             return True
         if node.proc.poll() is not None:
+            if self.mode == "zookeeper" and ZK_REGISTERED_LINE in output:
+                self._spawn(node)
+                return False
             raise self._start_failed(node, f"exited with status {node.proc.returncode}")
         return False
+
+    def _has_metadata(self, node: _Node) -> bool:
+        """Whether a broker in ZooKeeper mode has its metadata. It logs that it started before
+        the controller's UpdateMetadata requests reach it: the first names the live brokers
+        and no partition, the partitions come after (a KRaft broker logs it only once it
+        caught up). So: it knows itself, and every topic the cluster had when a node last
+        went down (:meth:`_remember_topics`), with as many partitions; waited for at most
+        :data:`_ZK_METADATA_WAIT` seconds (a topic deleted meanwhile is never listed)."""
+        from ..protocol.apis import METADATA
+        from ..protocol.apis.metadata import MetadataRequest
+
+        now = time.monotonic()
+        if node.started_at is None:
+            node.started_at = now
+        # Past the bound, ready as the log line says (what the launcher waited for before).
+        waited = now - node.started_at > _ZK_METADATA_WAIT
+        try:
+            answer = _wire.request(
+                node.address(), METADATA, MetadataRequest(topics=None), timeout=2.0
+            )
+        except Exception:  # not answering yet: the next poll asks again
+            return waited
+        if not any(b.node_id == node.node_id for b in answer.brokers):
+            return waited
+        known = {t.name: len(t.partitions) for t in answer.topics if t.error_code == 0}
+        missing = [t for t, n in self._topics.items() if known.get(t, 0) < n]
+        return not missing or waited
+
+    def _remember_topics(self) -> None:
+        """ZooKeeper mode: note the topics (and partition counts) a live node knows before
+        nodes go down, which :meth:`_has_metadata` waits for when one starts again."""
+        if self.mode != "zookeeper":
+            return
+        from ..protocol.apis import METADATA
+        from ..protocol.apis.metadata import MetadataRequest
+
+        for node in self._nodes.values():
+            if not node.running:
+                continue
+            try:
+                answer = _wire.request(
+                    node.address(), METADATA, MetadataRequest(topics=None), timeout=2.0
+                )
+            except Exception:  # a node that does not answer (stopping, frozen): ask another
+                continue
+            self._topics = {
+                t.name: len(t.partitions)
+                for t in answer.topics
+                if t.name is not None and t.error_code == 0
+            }
+            return
 
     def _start_failed(self, node: _Node, why: str) -> BrokerStartError:
         return BrokerStartError(
@@ -1242,6 +1321,7 @@ class ApacheKafka:
         self._cleanup()
 
     def _kill_all(self) -> None:
+        self._remember_topics()
         for node in self._nodes.values():
             if node.proc is not None:
                 proc, node.proc = node.proc, None
@@ -1262,6 +1342,7 @@ class ApacheKafka:
         """SIGKILL one node (a crash). Its data stays for :meth:`start_node`."""
         node = self._node(node_id)
         if node.proc is not None:
+            self._remember_topics()
             proc, node.proc = node.proc, None
             _procs.kill_sync(proc)
 
@@ -1269,6 +1350,7 @@ class ApacheKafka:
         """Stop one node gracefully (controlled shutdown), SIGKILL after ``grace`` seconds."""
         node = self._node(node_id)
         if node.proc is not None:
+            self._remember_topics()
             proc, node.proc = node.proc, None
             _procs.terminate_sync(proc, self.stop_timeout if grace is None else grace)
 
@@ -1345,6 +1427,7 @@ class ApacheKafka:
             raise self._start_failed(waiting[0], f"not ready within {self.startup_timeout} s")
 
     async def _akill_all(self) -> None:
+        await anyio.to_thread.run_sync(self._remember_topics)
         for node in self._nodes.values():
             if node.proc is not None:
                 proc, node.proc = node.proc, None
@@ -1365,6 +1448,7 @@ class ApacheKafka:
         """Async :meth:`kill_node`."""
         node = self._node(node_id)
         if node.proc is not None:
+            await anyio.to_thread.run_sync(self._remember_topics)
             proc, node.proc = node.proc, None
             await _procs.kill_async(proc)
 
@@ -1372,6 +1456,7 @@ class ApacheKafka:
         """Async :meth:`stop_node` (``grace``: seconds before SIGKILL)."""
         node = self._node(node_id)
         if node.proc is not None:
+            await anyio.to_thread.run_sync(self._remember_topics)
             proc, node.proc = node.proc, None
             await _procs.terminate_async(proc, self.stop_timeout if grace is None else grace)
 
