@@ -58,8 +58,9 @@ async def test_fetch_version_is_the_highest_both_sides_support(
     broker_max = kafka_service.apis()[1][1]
     versions = set(stats["fetches_by_version"])
     assert versions == {min(broker_max, 17)}, (versions, broker_max)
-    if kafka_service.kind == "apache":
+    if kafka_service.kind == "apache" and broker_max >= 17:
         assert versions == {17}  # Kafka 4.x serves Fetch v17, as the Java client uses
+    # Older brokers advertise less (Kafka 2.8: Fetch v0-12, no topic ids): the highest.
     by_id = min(broker_max, 17) >= 13
     for node, s in stats["sessions"].items():
         if s["session_id"] != 0:

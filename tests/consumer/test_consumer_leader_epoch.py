@@ -38,6 +38,18 @@ async def test_committed_position_from_an_older_leader_epoch_is_read_on(
     a member resuming there reads on. Sending the committed epoch as the fetch's current
     leader epoch (what the fetcher did before KIP-320) was fenced on every fetch."""
     bootstrap = apache_kafka.bootstrap_servers
+    async with AdminClient(bootstrap_servers=bootstrap) as admin:
+        finalized = (await admin.describe_features()).finalized
+    if "metadata.version" not in finalized:
+        # A ZooKeeper-mode controller elects no leader again when the only replica comes
+        # back: it keeps the leader and its epoch (seen on 2.8.2 and 3.6.2: the epoch stayed 0
+        # for 60 s after the restart). A KRaft cluster (metadata.version finalized) fences
+        # the node and elects it again under a newer epoch.
+        pytest.skip(
+            "the broker finalizes no metadata.version (ApiVersions finalized features: "
+            f"{sorted(finalized)}): no KRaft controller, so a restart of the only replica "
+            "keeps the partition's leader epoch and there is no newer epoch to resume under"
+        )
     topic = "epochs"
     create_topic(bootstrap, topic, 1)
     produce(bootstrap, topic, 100)

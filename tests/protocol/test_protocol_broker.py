@@ -139,8 +139,17 @@ def test_produce_then_fetch_every_version(conn: RawConnection, new_topic: Any) -
         part = _produce(conn, v, topic, value)
         assert part.base_offset == len(produced)
         produced.append(value)
-    topic_id = conn.call(METADATA, 12, {"topics": [{"name": topic}]}).topics[0].topic_id
-    for v in conn.versions(FETCH, lowest=4):
+    fetch_versions = conn.versions(FETCH, lowest=4)
+    topic_id = None
+    if fetch_versions[-1] >= 13:
+        # Fetch v13+ names the topic by id (KIP-516), which Metadata v10+ answers. (Asking
+        # Metadata v12 unconditionally failed on a broker advertising Metadata v0-11 and
+        # Fetch v0-12, Kafka 2.8: it closed the connection.)
+        metadata = conn.versions(METADATA, lowest=10)
+        assert metadata, f"Fetch up to v{fetch_versions[-1]} but Metadata {conn.ranges[3]}"
+        answer = conn.call(METADATA, metadata[-1], {"topics": [{"name": topic}]})
+        topic_id = answer.topics[0].topic_id
+    for v in fetch_versions:
         # partition_max_bytes 0 (the default) means "the first batch only" on Kafka (KIP-74).
         fetch_topic: dict[str, Any] = {
             "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]
