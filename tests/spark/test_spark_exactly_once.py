@@ -355,9 +355,18 @@ builder = (
     .config("spark.python.authenticate.socketTimeout", "120s")
 )
 if sink == "spark":  # Spark's own connector, fetched as benchmarks/spark.py does
-    from benchmarks.spark import CONNECTOR, ivy_home, ivy_settings, spark_versions
+    from benchmarks.spark import (
+        CONNECTOR,
+        connector_version,
+        ivy_home,
+        ivy_settings,
+        spark_versions,
+    )
 
-    version, scala = spark_versions()
+    # The installed Spark's connector, or the newest below it when Maven Central has none
+    # for it yet (PyPI's pyspark can be ahead of the connector's releases).
+    spark_version, scala = spark_versions()
+    version, _note = connector_version(spark_version, scala, ivy_home())
     builder = (
         builder.config("spark.jars.packages", f"org.apache.spark:{CONNECTOR}_{scala}:{version}")
         .config("spark.jars.ivy", str(ivy_home()))
