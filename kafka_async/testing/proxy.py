@@ -57,7 +57,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ..errors import MessageTooLargeError
 from ..protocol import headers
-from ..protocol.apis import BY_KEY, PRODUCE
+from ..protocol.apis import BY_KEY, FIND_COORDINATOR, METADATA, PRODUCE
 from ..protocol.apis.produce import PartitionProduceResponse, TopicProduceResponse
 from ..protocol.codec import Reader
 from ..protocol.schema import Message
@@ -632,6 +632,36 @@ class FaultProxy:
             return _SIZE.pack(len(body)) + bytes(body)
 
         self._add_rule("response", api_key, count, after, mutate)
+
+    def advertise_self(self) -> None:
+        """Route every connection the client makes through this proxy: from now on, each
+        broker address in Metadata answers and each coordinator address in FindCoordinator
+        answers is replaced by the proxy's own. For a one-node broker (every broker address
+        would lead to the same target); raises nothing itself, but a Metadata answer naming
+        more than one broker is counted in ``stats.rewrite_failures`` and passed on as it is.
+
+        FindCoordinator v4+ answers in its ``coordinators`` list, where the old top-level
+        host and port must stay unset; v0-3 answer at the top level.
+        """
+
+        def metadata(msg: Any) -> Any:
+            if len(msg.brokers) != 1:
+                raise ValueError("advertise_self routes a one-node broker only")
+            for broker in msg.brokers:
+                broker.host, broker.port = self.listen_host, self.port
+            return msg
+
+        def find_coordinator(msg: Any) -> Any:
+            if msg.coordinators:
+                for coordinator in msg.coordinators:
+                    if coordinator.node_id >= 0:
+                        coordinator.host, coordinator.port = self.listen_host, self.port
+            elif msg.node_id >= 0:
+                msg.host, msg.port = self.listen_host, self.port
+            return msg
+
+        self.mutate_responses(METADATA.key, metadata, count=None)
+        self.mutate_responses(FIND_COORDINATOR.key, find_coordinator, count=None)
 
     def rewrite_error(
         self, api_key: int, error_code: int, count: int | None = 1, *, after: int = 0

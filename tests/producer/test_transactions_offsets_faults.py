@@ -2,9 +2,9 @@
 
 The transactional producer reaches the run's broker (Apache Kafka in the broker tier)
 through a :class:`~kafka_async.testing.proxy.FaultProxy`: the proxy rewrites every broker
-address in Metadata and FindCoordinator answers to its own, so all of the producer's
-connections, the group coordinator's included, go through it. The consumer group and the
-readers connect to the broker directly.
+address in Metadata and FindCoordinator answers to its own (``advertise_self``), so all of
+the producer's connections, the group coordinator's included, go through it. The consumer
+group and the readers connect to the broker directly.
 
 While ``send_offsets_to_transaction`` runs, the proxy loses the TxnOffsetCommit exchange once:
 
@@ -43,7 +43,7 @@ from kafka_async import Consumer, Producer, TopicPartition
 from kafka_async.admin import AdminClient
 from kafka_async.errors import KafkaTimeoutError
 from kafka_async.producer.transaction import TransactionStateError, TxnState
-from kafka_async.protocol.apis import END_TXN, FIND_COORDINATOR, METADATA, TXN_OFFSET_COMMIT
+from kafka_async.protocol.apis import END_TXN, TXN_OFFSET_COMMIT
 from kafka_async.testing.proxy import FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -56,29 +56,6 @@ def _address(bootstrap: str) -> tuple[str, int]:
     first = bootstrap.split(",")[0]
     host, _, port = first.rpartition(":")
     return host, int(port)
-
-
-def _route_through(proxy: FaultProxy) -> None:
-    """Make every broker address the client learns point at the proxy (one-node broker)."""
-
-    def metadata(msg: Any) -> Any:
-        assert len(msg.brokers) == 1, "the scenario needs a one-node broker"
-        for broker in msg.brokers:
-            broker.host, broker.port = proxy.listen_host, proxy.port
-        return msg
-
-    def find_coordinator(msg: Any) -> Any:
-        # v4+ answers in ``coordinators``; the top-level fields (v0-3) must stay unset there.
-        if msg.coordinators:
-            for coordinator in msg.coordinators:
-                if coordinator.node_id >= 0:
-                    coordinator.host, coordinator.port = proxy.listen_host, proxy.port
-        elif msg.node_id >= 0:
-            msg.host, msg.port = proxy.listen_host, proxy.port
-        return msg
-
-    proxy.mutate_responses(METADATA.key, metadata, count=None)
-    proxy.mutate_responses(FIND_COORDINATOR.key, find_coordinator, count=None)
 
 
 async def _take(consumer: Consumer[bytes, bytes], n: int) -> list[bytes]:
@@ -111,7 +88,7 @@ async def test_offsets_commit_survives_a_lost_exchange(
         "heartbeat_interval_ms": 500,
     }
     async with FaultProxy(*_address(kafka_broker)) as proxy:
-        _route_through(proxy)
+        proxy.advertise_self()
         async with (
             Consumer(source, **consumer_settings) as consumer,
             Producer(
@@ -172,7 +149,7 @@ async def test_commit_refused_after_an_unfinished_offsets_call(
         return got[tp].offset if tp in got and got[tp].offset >= 0 else None
 
     async with FaultProxy(*_address(kafka_broker)) as proxy:
-        _route_through(proxy)
+        proxy.advertise_self()
         async with Producer(
             bootstrap_servers=proxy.address, transactional_id=group, retry_backoff_ms=50
         ) as producer:
@@ -221,7 +198,7 @@ async def test_transactional_calls_give_up_after_max_block_ms(
     tp = TopicPartition(sink, 0)
     max_block_ms = 2_000
     async with FaultProxy(*_address(kafka_broker)) as proxy:
-        _route_through(proxy)
+        proxy.advertise_self()
         async with Producer(
             bootstrap_servers=proxy.address,
             transactional_id=group,
