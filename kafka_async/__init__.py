@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .net.config import ClientSettings
     from .producer import Producer, ProducerSettings
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _LAZY = {
     "Producer": "kafka_async.producer",

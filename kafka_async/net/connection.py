@@ -78,6 +78,7 @@ import anyio
 import anyio.abc
 from anyio.abc import TaskStatus
 
+from .._version import __version__
 from ..errors import (
     IncompatibleBrokerVersionError,
     KafkaConnectionError,
@@ -116,16 +117,7 @@ _CLOSE_GRACE = 1.0  # seconds close() and shutdown wait for the socket to close
 _NEW, _CONNECTING, _READY, _CLOSED = "new", "connecting", "ready", "closed"
 
 
-def _software_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("kafka-async")
-    except Exception:
-        return "0.0.0"
-
-
-_CLIENT_SOFTWARE = ("kafka-async", _software_version())
+_CLIENT_SOFTWARE = ("kafka-async", __version__)
 #: The client software name and version this library sends in ApiVersions (KIP-511).
 CLIENT_SOFTWARE = _CLIENT_SOFTWARE
 

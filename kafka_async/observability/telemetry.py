@@ -31,7 +31,6 @@ terminating push within a deadline. What is pushed: :func:`producer_metrics`,
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 import struct
@@ -594,14 +593,10 @@ class MetricsPusher:
                     log.exception("the terminating client metrics push failed")
 
 
-@functools.cache
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from .._version import __version__
 
-        return version("kafka-async-client")
-    except Exception:
-        return ""
+    return __version__
 
 
 def producer_pusher(
