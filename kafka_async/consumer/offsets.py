@@ -382,6 +382,15 @@ class OffsetClient:
                                 retry = err
                                 continue
                             self.commit_failures += 1
+                            if generation > 0 and generation == sent:
+                                raise CommitFailedError(
+                                    f"commit failed: {err}; the coordinator has moved this "
+                                    f"member past epoch {sent}, the newest it has heard of so "
+                                    "far (its next heartbeat brings the new epoch and "
+                                    f"assignment); whether {tp} is still assigned to it is not "
+                                    "known yet: commit again after the next poll",
+                                    err,
+                                )
                             if generation > 0:
                                 raise CommitFailedError(
                                     f"commit failed: {err}; {tp} is no longer assigned to "
