@@ -10,6 +10,10 @@ The rule (CONTRIBUTING.md, "The documentation"):
   ends with ``# exits N``; a ```bash block with other commands needs a not-run comment;
 * ``<!-- not-run: reason -->`` on the line before a fence: the block is reported as a skip
   with its reason;
+* ``<!-- requires-api: ListGroups v5, ... -->`` on the line before a fence: the block runs
+  only where the run's broker advertises each API (at the version given, v0 when none) in
+  ApiVersions, and is reported as a skip naming what the broker lacks elsewhere (an older
+  release of the version matrix);
 * ``<!-- pytest-file -->`` on the line before a ```python fence: the block is a test file,
   run by pytest with the kafka_async plugin (``-p kafka_async.testing.plugin``: the plugin is
   opt-in, as for users) against the run's broker, and must pass (the child run gets the
@@ -46,6 +50,8 @@ README_FIRST_SCREEN = 60
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 _NOT_RUN = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
 _PYTEST_FILE = re.compile(r"^\s*<!--\s*pytest-file\s*-->\s*$")
+_REQUIRES = re.compile(r"^\s*<!--\s*requires-api:\s*(?P<apis>.*?)\s*-->\s*$")
+_API = re.compile(r"^(?P<name>[A-Za-z]+)(?:\s+v(?P<version>\d+))?$")
 _EXITS = re.compile(r"#\s*exits\s+(?P<code>\d+)\s*$")
 _SHELL_LANGS = {"bash", "sh", "shell", "console"}
 
@@ -60,6 +66,8 @@ class Block:
     text: str
     not_run: str | None  # the reason, when the block carries a not-run comment
     pytest_file: bool
+    #: (API name, minimum version) the block needs the broker to advertise (requires-api).
+    requires: tuple[tuple[str, int], ...] = ()
 
     @property
     def id(self) -> str:
@@ -95,6 +103,7 @@ def parse_blocks(path: Path) -> list[Block]:
         i += 1  # past the closing fence
         before = lines[start - 1] if start > 0 else ""
         not_run = _NOT_RUN.match(before)
+        requires = _REQUIRES.match(before)
         blocks.append(
             Block(
                 path=path,
@@ -103,9 +112,21 @@ def parse_blocks(path: Path) -> list[Block]:
                 text="\n".join(body) + "\n",
                 not_run=not_run["reason"] if not_run else None,
                 pytest_file=_PYTEST_FILE.match(before) is not None,
+                requires=_parse_requires(requires["apis"]) if requires else (),
             )
         )
     return blocks
+
+
+def _parse_requires(text: str) -> tuple[tuple[str, int], ...]:
+    """``"ListGroups v5, DescribeFeatures"`` -> ``(("ListGroups", 5), ("DescribeFeatures", 0))``."""
+    out = []
+    for part in text.split(","):
+        m = _API.match(part.strip())
+        if m is None:
+            raise ValueError(f"requires-api: cannot read {part.strip()!r} (e.g. 'ListGroups v5')")
+        out.append((m["name"], int(m["version"] or 0)))
+    return tuple(out)
 
 
 def runnable_blocks() -> list[Block]:
@@ -227,8 +248,28 @@ def _to_run(block: Block) -> bool:
 
 
 @pytest.fixture(scope="module")
+def api_gaps(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Block id -> what the run's broker lacks of the block's ``requires-api`` (blocks it
+    has everything for are absent), from the broker's ApiVersions answer."""
+    from kafka_async.testing.capabilities import describe_gap
+
+    service = request.getfixturevalue("kafka_service")
+    gaps: dict[str, str] = {}
+    for block in BLOCKS:
+        for api, version in block.requires:
+            gap = describe_gap(service.bootstrap_servers, api, version, service.apis())
+            if gap is not None:
+                gaps[block.id] = f"{service.kind} {service.version}: {gap}"
+                break
+    return gaps
+
+
+@pytest.fixture(scope="module")
 def outcomes(
-    request: pytest.FixtureRequest, kafka_broker: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    kafka_broker: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    api_gaps: dict[str, str],
 ) -> dict[str, list[Step]]:
     """Every selected block's steps, run CONCURRENCY at a time (each in a directory of its own).
 
@@ -241,7 +282,7 @@ def outcomes(
         block = callspec.params.get("block") if callspec is not None else None
         if isinstance(block, Block):
             selected.append(block)
-    todo = [b for b in selected if _to_run(b)]
+    todo = [b for b in selected if _to_run(b) and b.id not in api_gaps]
     results: dict[str, list[Step]] = {}
     with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
         futures = {
@@ -255,9 +296,13 @@ def outcomes(
 @pytest.mark.integration
 @pytest.mark.timeout(900)  # the first test's set-up runs every selected block
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
-def test_code_block(block: Block, outcomes: dict[str, list[Step]]) -> None:
+def test_code_block(
+    block: Block, outcomes: dict[str, list[Step]], api_gaps: dict[str, str]
+) -> None:
     if block.not_run is not None:
         pytest.skip(f"not-run: {block.not_run}")
+    if block.id in api_gaps:
+        pytest.skip(api_gaps[block.id])
     if block.lang in _SHELL_LANGS and block.lang != "console":
         others = other_commands(block)
         assert not others, (
@@ -307,6 +352,21 @@ def test_parser_reads_markers_and_indented_fences(tmp_path: Path) -> None:
     ]
     assert c.pytest_file
     assert c.not_run is None
+
+
+def test_parser_reads_required_apis(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- requires-api: ListGroups v5, ListPartitionReassignments -->\n"
+        "```bash\nkafka-async share-groups list\n```\n",
+        encoding="utf-8",
+    )
+    (block,) = parse_blocks(page)
+    assert block.requires == (("ListGroups", 5), ("ListPartitionReassignments", 0))
+    assert block.not_run is None
+    page.write_text("<!-- requires-api: ListGroups 5 -->\n```bash\nx\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="ListGroups 5"):
+        parse_blocks(page)
 
 
 _MD_LINK = re.compile(r"\[[^\]]*\]\((?P<target>[^)\s]+)\)")
