@@ -279,15 +279,21 @@ def close_driver(opts: SourceOptions) -> None:
         shared().portal().call(_drop_driver_consumer, opts.consumer_config)
 
 
+#: The API key of LeaderAndIsr, the controller's request to brokers, which Apache Kafka in
+#: ZooKeeper mode advertises in ApiVersions (KRaft brokers and Tansu do not).
+_LEADER_AND_ISR = 4
+
+
 async def _exact_ends(
     consumer: Consumer[bytes, bytes], parts: list[TopicPartition]
 ) -> set[TopicPartition]:
     """The partitions whose leader is known to answer ListOffsets(latest) exactly: an
-    Apache Kafka broker in KRaft mode, recognised by the ``metadata.version`` feature it
-    finalizes in ApiVersions (every KRaft cluster does) in a cluster whose id is not
-    Tansu's default. Tansu, which advertises no feature and answers the last batch's base
-    offset + 1, and anything unrecognised (a ZooKeeper-mode cluster) keep the probe of
-    :func:`_probe_ends`; skipping it saves a Fetch round trip per lookup."""
+    Apache Kafka broker, recognised in ApiVersions by the ``metadata.version`` feature it
+    finalizes in KRaft mode (every KRaft cluster does) or, in ZooKeeper mode (2.8, 3.x),
+    by the LeaderAndIsr API it advertises, in a cluster whose id is not Tansu's default.
+    Tansu, which advertises neither and answers the last batch's base offset + 1, and
+    anything unrecognised keep the probe of :func:`_probe_ends`; skipping it saves a Fetch
+    round trip per lookup."""
     cluster = consumer.cluster
     metadata = cluster.metadata
     if (metadata.cluster_id or "").startswith("tansu"):
@@ -301,7 +307,10 @@ async def _exact_ends(
             connection = await cluster.connection(leader)
         except KafkaError:
             continue
-        if "metadata.version" in connection.finalized_features:
+        if (
+            "metadata.version" in connection.finalized_features
+            or _LEADER_AND_ISR in connection.api_versions
+        ):
             exact.add(tp)
     return exact
 

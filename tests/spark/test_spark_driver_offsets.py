@@ -35,8 +35,8 @@ def test_driver_ends_exact_with_or_without_the_probe(
     kafka_service: KafkaService, new_topic: Any
 ) -> None:
     """End offsets of multi-record last batches are exact. Only a broker known to answer
-    ListOffsets(latest) exactly (Apache Kafka in KRaft mode) skips the probe; Tansu keeps
-    it, which its ends need."""
+    ListOffsets(latest) exactly (Apache Kafka, in KRaft or ZooKeeper mode) skips the probe;
+    Tansu keeps it, which its ends need."""
     broker = kafka_service.bootstrap_servers
     topic = new_topic(2, prefix="spark-ends")
     _write(broker, topic, 7, 2)
