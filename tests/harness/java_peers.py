@@ -45,9 +45,11 @@ import anyio
 
 from kafka_async.testing import _procs
 from kafka_async.testing.apache import KafkaDistribution
+from tests.harness.jars import first_class_present
 from tests.harness.ledger import Ledger, Observed, encode_value
 
 __all__ = [
+    "CONSOLE_CONSUMER_CLASSES",
     "ConsoleRecord",
     "JavaProcess",
     "JavaToolError",
@@ -55,6 +57,7 @@ __all__ = [
     "VerifiableConsumer",
     "VerifiableProducer",
     "console_consume",
+    "console_consumer_class",
     "java_ledger",
     "transactional_copy",
 ]
@@ -521,14 +524,16 @@ class VerifiableConsumer(JavaProcess):
             topic,
             "--group-id",
             group_id,
-            "--group-protocol",
-            group_protocol,
             "--reset-policy",
             "earliest",
             "--verbose",
             "--consumer.config",
             str(props),
         ]
+        # --group-protocol came with KIP-848 (3.7); the tools of older releases reject it, and
+        # classic is the default where it exists, so it is passed only for another protocol.
+        if group_protocol != "classic":
+            args += ["--group-protocol", group_protocol]
         if group_protocol == "classic":
             args += [
                 "--assignment-strategy",
@@ -613,6 +618,21 @@ def _parse_console(line: str) -> ConsoleRecord | None:
     )
 
 
+#: ConsoleConsumer's class: in the tools jar from 3.9 on, in the core (Scala) jar before.
+CONSOLE_CONSUMER_CLASSES = (
+    "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    "kafka.tools.ConsoleConsumer",
+)
+
+
+def console_consumer_class(dist: KafkaDistribution) -> str:
+    """The ConsoleConsumer class the release's jars hold."""
+    found = first_class_present(dist.libs, *CONSOLE_CONSUMER_CLASSES)
+    if found is None:
+        raise JavaToolError(f"no ConsoleConsumer class ({CONSOLE_CONSUMER_CLASSES}) in {dist.libs}")
+    return found
+
+
 async def console_consume(
     dist: KafkaDistribution,
     bootstrap: str,
@@ -659,9 +679,7 @@ async def console_consume(
         "--property",
         "headers.key.separator=:",
     ]
-    proc = JavaProcess(
-        dist, "org.apache.kafka.tools.consumer.ConsoleConsumer", args, name="console-consumer"
-    )
+    proc = JavaProcess(dist, console_consumer_class(dist), args, name="console-consumer")
     async with proc:
         code = await proc.wait_exit(timeout)
     if code != 0:

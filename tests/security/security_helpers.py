@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_async.testing import EmbeddedBroker
+from tests.harness.jars import class_mentions, first_class_present, jars_with_class
 from tests.harness.tls import StunnelProxy
+
+__all__ = [
+    "AUTHORIZERS",
+    "Certs",
+    "TLSBroker",
+    "TLSBrokerFactory",
+    "class_mentions",
+    "first_class_present",
+    "jars_with_class",
+]
 
 
 @dataclass(frozen=True)
@@ -42,33 +52,6 @@ class TLSBroker:
 
 
 TLSBrokerFactory = Callable[..., TLSBroker]
-
-
-def jars_with_class(libs: Path, name: str) -> list[str]:
-    """The jars in ``libs`` (a release's jars folder) that hold class ``name``."""
-    entry = name.replace(".", "/") + ".class"
-    found = []
-    for jar in sorted(libs.glob("*.jar")):
-        with zipfile.ZipFile(jar) as z:
-            if entry in z.namelist():
-                found.append(jar.name)
-    return found
-
-
-def class_mentions(libs: Path, name: str, text: str) -> bool:
-    """True when class ``name`` in the jars of ``libs`` holds the string ``text`` (a
-    constant, such as the key of a setting the release defines)."""
-    entry = name.replace(".", "/") + ".class"
-    for jar in sorted(libs.glob("*.jar")):
-        with zipfile.ZipFile(jar) as z:
-            if entry in z.namelist() and text.encode() in z.read(entry):
-                return True
-    return False
-
-
-def first_class_present(libs: Path, *names: str) -> str | None:
-    """The first of ``names`` some jar in ``libs`` holds, or None."""
-    return next((n for n in names if jars_with_class(libs, n)), None)
 
 
 #: The authorizer of each broker mode: KRaft's reads ACLs from the metadata log, ZooKeeper
