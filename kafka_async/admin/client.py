@@ -34,7 +34,6 @@ from ..cluster.routing import (
     Deadline,
     Router,
     error_code,
-    retriable,
 )
 from ..errors import (
     ConfigError,
@@ -948,26 +947,27 @@ class AdminClient:
             checks.unique(tps, "partition")
         kind = ElectionType(election_type)
         deadline = self._router.deadline(timeout_ms)
-        while True:
-            try:
-                version, resp = await self._router.send(
-                    None,
-                    apis.ELECT_LEADERS,
-                    lambda v: m.elect_leaders_request(int(kind), tps, deadline.remaining_ms(), v),
-                    deadline,
-                )
-            except KafkaError as exc:
-                if not retriable(exc) or not await self._router.backoff(deadline):
-                    raise
-                continue
-            code = getattr(resp, "error_code", 0) if version >= 1 else 0
+
+        def moved_or_top(resp: Any) -> int:
+            # The election is the controller's: a ZooKeeper-mode broker that is not the
+            # controller answers NOT_CONTROLLER for every partition (no top-level error; v0
+            # has none at all), so that is resent to the controller named by fresh metadata.
+            code = int(getattr(resp, "error_code", 0) or 0)
             if code:
-                self._router.note_errors([code])
-                err = error_for_code(code)
-                if err.retriable and await self._router.backoff(deadline):
-                    continue
-                raise err
-            break
+                return code
+            results = resp.replica_election_results
+            items = {p.error_code for t in results for p in t.partition_result}
+            return m.NOT_CONTROLLER if m.NOT_CONTROLLER in items else 0
+
+        version, resp = await self._router.to_controller(
+            apis.ELECT_LEADERS,
+            lambda v: m.elect_leaders_request(int(kind), tps, deadline.remaining_ms(), v),
+            moved_or_top,
+            deadline,
+        )
+        code = getattr(resp, "error_code", 0) if version >= 1 else 0
+        if code:
+            raise error_for_code(code)
         got = m.elect_leaders_results(resp)
         self._router.note_errors(error_code(r.error) for r in got.values())
         self._cluster.request_metadata_update()

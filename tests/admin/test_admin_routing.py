@@ -37,6 +37,7 @@ TP = TopicPartition
 
 VERSIONS = {
     apis.CREATE_TOPICS.key: (0, 7),
+    apis.ELECT_LEADERS.key: (0, 2),
     apis.DESCRIBE_GROUPS.key: (0, 5),
     apis.LIST_GROUPS.key: (0, 4),
     apis.LIST_OFFSETS.key: (0, 9),
@@ -111,6 +112,23 @@ class FakeCluster:
                 ]
             }
 
+        async def elect_leaders(req: FakeRequest) -> dict[str, Any]:
+            asked = [(t.topic, p) for t in req.body.topic_partitions for p in t.partitions]
+            self.seen.append((node, "ElectLeaders", asked))
+            # ZooKeeper mode: only the controller elects; any other broker answers
+            # NOT_CONTROLLER (41) for each partition, with no top-level error.
+            code = 0 if node == self.controller else 41
+            results: dict[str, list[dict[str, Any]]] = {}
+            for topic, p in asked:
+                results.setdefault(topic, []).append(
+                    {"partition_id": p, "error_code": code, "error_message": None}
+                )
+            return {
+                "replica_election_results": [
+                    {"topic": t, "partition_result": ps} for t, ps in results.items()
+                ]
+            }
+
         async def describe_groups(req: FakeRequest) -> dict[str, Any]:
             self.seen.append((node, "DescribeGroups", list(req.body.groups)))
             code = self.describe_group_errors.pop(0) if self.describe_group_errors else 0
@@ -166,6 +184,7 @@ class FakeCluster:
                 apis.METADATA.key: metadata,
                 apis.FIND_COORDINATOR.key: find_coordinator,
                 apis.CREATE_TOPICS.key: create_topics,
+                apis.ELECT_LEADERS.key: elect_leaders,
                 apis.DESCRIBE_GROUPS.key: describe_groups,
                 apis.LIST_GROUPS.key: list_groups,
                 apis.LIST_OFFSETS.key: list_offsets,
@@ -224,6 +243,26 @@ async def test_controller_move_is_followed_after_a_refresh() -> None:
         got = await admin.create_topics([NewTopic("x", 1, 1)])
     assert got["x"].error is None
     assert cluster.calls("CreateTopics") == [(2, ["x"]), (1, ["x"])]
+
+
+async def test_elect_leaders_goes_to_the_controller() -> None:
+    # A ZooKeeper-mode broker that is not the controller does not forward ElectLeaders: it
+    # answers NOT_CONTROLLER for every partition (Apache Kafka 2.8.2 did so to an election
+    # sent to any broker, and the preferred leader never came back).
+    cluster = FakeCluster()
+    async with fake_admin(cluster) as admin:
+        got = await admin.elect_leaders([TP("t", 0), TP("t", 1)])
+    assert got.ok, {tp: r.error for tp, r in got.items()}
+    assert cluster.calls("ElectLeaders") == [(2, [("t", 0), ("t", 1)])]
+
+
+async def test_elect_leaders_follows_a_moved_controller() -> None:
+    cluster = FakeCluster()
+    async with fake_admin(cluster) as admin:
+        cluster.controller = 1  # metadata still says 2: broker 2 answers NOT_CONTROLLER
+        got = await admin.elect_leaders([TP("t", 0)])
+    assert got.ok, {tp: r.error for tp, r in got.items()}
+    assert cluster.calls("ElectLeaders") == [(2, [("t", 0)]), (1, [("t", 0)])]
 
 
 async def test_group_requests_go_to_the_coordinator_and_follow_it() -> None:
