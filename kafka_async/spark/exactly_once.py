@@ -17,11 +17,13 @@ producer id and epoch, because EndTxn carries exactly those.
    transactions are aborted. Otherwise it writes the intent ``{batch, committing, txns}``,
    ends each transaction with EndTxn(commit), then writes ``{batch, committed}``.
 3. When the query (re)starts, the driver (:func:`recover`, from the ``streamWriter()`` call
-   that plans the query) finishes an intent a killed driver left ``committing``
-   (EndTxn(commit) again; a transaction the coordinator already committed is recognised by
-   DescribeTransactions). Transactions of attempts whose batch never reached the commit are
-   aborted by the replayed tasks' InitProducerId under the same ids (or, for a partition
-   the replay no longer has, by the broker after ``transaction.timeout.ms``).
+   that plans the query) first refuses a broker whose ApiVersions lack an API this needs
+   (DescribeTransactions and ListTransactions came with Kafka 3.0), then finishes an intent
+   a killed driver left ``committing`` (EndTxn(commit) again; a transaction the coordinator
+   already committed is recognised by DescribeTransactions). Transactions of attempts whose
+   batch never reached the commit are aborted by the replayed tasks' InitProducerId under
+   the same ids (or, for a partition the replay no longer has, by the broker after
+   ``transaction.timeout.ms``).
 4. A commit (or a recovery) that finds some of batch N's transactions aborted by Kafka (their
    timeout passed, or they were fenced) records ``{batch N, partial, committed, lost}``
    (transactional ids, i.e. sink partitions) and raises :class:`TransactionLostError`
@@ -70,14 +72,22 @@ from anyio.from_thread import start_blocking_portal
 from ..cluster import TRANSACTION, ClusterClient
 from ..errors import (
     ConfigError,
+    IncompatibleBrokerVersionError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
     error_for_code,
 )
 from ..net.config import ClientConfig
-from ..protocol.apis import END_TXN
+from ..protocol.apis import (
+    ADD_PARTITIONS_TO_TXN,
+    DESCRIBE_TRANSACTIONS,
+    END_TXN,
+    INIT_PRODUCER_ID,
+    LIST_TRANSACTIONS,
+)
 from ..protocol.apis.end_txn import EndTxnRequest
+from ..protocol.schema import AnyApi
 from ..structs import TopicPartition
 from . import kafka_io
 from .options import SinkOptions
@@ -710,7 +720,49 @@ async def _fence_open(opts: SinkOptions) -> None:
             await admin.fence_producers(open_ids)
 
 
+#: The APIs the design calls, with the Kafka release that added each: transactions
+#: (InitProducerId, AddPartitionsToTxn, EndTxn), DescribeTransactions (to tell a committed
+#: transaction from one Kafka aborted, when EndTxn(commit) is refused) and ListTransactions
+#: (the transactions a failed batch left open).
+_NEEDED_APIS: tuple[tuple[AnyApi, str], ...] = (
+    (INIT_PRODUCER_ID, "Kafka 0.11.0 (KIP-98)"),
+    (ADD_PARTITIONS_TO_TXN, "Kafka 0.11.0 (KIP-98)"),
+    (END_TXN, "Kafka 0.11.0 (KIP-98)"),
+    (DESCRIBE_TRANSACTIONS, "Kafka 3.0 (KIP-664)"),
+    (LIST_TRANSACTIONS, "Kafka 3.0 (KIP-664)"),
+)
+
+
+async def _check_apis(opts: SinkOptions) -> None:
+    """Refuse the query or write before anything is written when the broker does not
+    advertise an API the design needs (in its ApiVersions answer): otherwise the tasks would
+    write the batch in open transactions and only the driver's commit would fail."""
+    config, _rest = ClientConfig.from_kwargs(**kafka_io.client_kwargs(opts.producer_config))
+    async with ClusterClient(config) as client:
+        connection = await client.connection(await client.any_node())
+        advertised = connection.api_versions
+        address = connection.address
+    missing = []
+    for api, since in _NEEDED_APIS:
+        have = advertised.get(api.key)
+        if have is None:
+            missing.append(f"{api.name} (api key {api.key}, added in {since})")
+        elif have[1] < api.min_version or have[0] > api.max_version:
+            missing.append(
+                f"{api.name} in a version this client speaks (the broker advertises "
+                f"v{have[0]}-v{have[1]}, the client v{api.min_version}-v{api.max_version})"
+            )
+    if missing:
+        raise IncompatibleBrokerVersionError(
+            f"exactlyOnce=true needs {', '.join(missing)}, which the broker at {address} "
+            "does not advertise in ApiVersions: nothing was written. Exactly-once writes "
+            "need a broker that has DescribeTransactions (Kafka 3.0+), or write at least "
+            "once (exactlyOnce=false)"
+        )
+
+
 async def _recover(opts: SinkOptions) -> str:
+    await _check_apis(opts)
     await _ensure_state_topic(opts)
     await _check_timeout(opts)
     intent = await read_intent(opts)
@@ -729,12 +781,14 @@ async def _recover(opts: SinkOptions) -> str:
 
 
 def recover(opts: SinkOptions) -> None:
-    """At the start of a query or batch write (driver): finish a commit the last attempt left
-    half-done. Safe to run at any time outside a commit (it only completes recorded
-    commits); it must run before the tasks of a restarted query, whose InitProducerId would
-    otherwise abort the recorded transactions. Transactions Kafka aborted meanwhile are
-    recorded (batch ``partial``) and logged, not raised: the replay of the batch that follows
-    commits those sink partitions again."""
+    """At the start of a query or batch write (driver): refuse a broker that does not
+    advertise every API the design needs (``IncompatibleBrokerVersionError``, before any
+    task writes), then finish a commit the last attempt left half-done. Safe to run at any
+    time outside a commit (it only completes recorded commits); it must run before the tasks
+    of a restarted query, whose InitProducerId would otherwise abort the recorded
+    transactions. Transactions Kafka aborted meanwhile are recorded (batch ``partial``) and
+    logged, not raised: the replay of the batch that follows commits those sink partitions
+    again."""
     done = kafka_io.run(_recover, opts, timeout=kafka_io.DRIVER_TIMEOUT_S * 3)
     log.info("exactly-once sink %s: %s", opts.transactional_id_prefix, done)
 

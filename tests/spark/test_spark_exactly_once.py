@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -13,6 +13,23 @@ from kafka_async.errors import ConfigError
 from kafka_async.spark.options import parse_sink_options
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:1"}
+
+#: What exactlyOnce needs beyond transactions (Kafka 3.0, KIP-664): the sink refuses to start
+#: on a broker that does not advertise them (see test_exactly_once_refuses_at_start_...).
+EOS_APIS = [
+    pytest.mark.requires_api("DescribeTransactions"),
+    pytest.mark.requires_api("ListTransactions"),
+]
+
+_Test = TypeVar("_Test", bound=Callable[..., Any])
+
+
+def eos_apis(test: _Test) -> _Test:
+    """Run ``test`` only where the broker advertises :data:`EOS_APIS` (else skip, with the
+    broker's ApiVersions as the evidence)."""
+    for mark in EOS_APIS:
+        test = mark(test)
+    return test
 
 
 def test_sink_refuses_unknown_options_naming_the_known_ones() -> None:
@@ -120,6 +137,7 @@ def test_speculation_is_refused_for_exactly_once_writes() -> None:
 
 
 @pytest.mark.integration
+@eos_apis
 def test_driver_side_commit_recovery_and_replay(kafka_broker: str, new_topic: Any) -> None:
     """The driver's half without Spark: a commit killed after its first EndTxn is finished by
     recover(); the replay of that batch is aborted; a transaction Kafka aborted before the
@@ -184,6 +202,7 @@ def test_driver_side_commit_recovery_and_replay(kafka_broker: str, new_topic: An
 
 
 @pytest.mark.integration
+@eos_apis
 def test_lost_transaction_is_written_again_by_the_replay(kafka_broker: str, new_topic: Any) -> None:
     """Batch 3's commit finds sink partition 1's transaction aborted by Kafka: it records
     which partitions committed and which were lost, and raises naming them; the restarted
@@ -269,6 +288,7 @@ def test_lost_transaction_is_written_again_by_the_replay(kafka_broker: str, new_
 
 
 @pytest.mark.integration
+@eos_apis
 def test_batch_write_exactly_once(spark: Any, kafka_broker: str, new_topic: Any) -> None:
     topic = new_topic(3, prefix="eos")
     rows = [(f"k{i}", f"v{i}", i % 3) for i in range(600)]
@@ -288,6 +308,7 @@ def test_batch_write_exactly_once(spark: Any, kafka_broker: str, new_topic: Any)
 
 
 @pytest.mark.integration
+@eos_apis
 def test_failed_batch_write_leaves_nothing_visible(
     spark: Any, kafka_broker: str, new_topic: Any
 ) -> None:
@@ -336,6 +357,51 @@ def test_failed_batch_write_leaves_nothing_visible(
 # --------------------------------------------------------------------------------------------
 # A streaming query through every failure point, its driver in a child process
 # --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_exactly_once_refuses_at_start_where_describe_transactions_is_missing(
+    request: pytest.FixtureRequest, kafka_service: Any, new_topic: Any
+) -> None:
+    """On a broker that does not advertise DescribeTransactions (Kafka before 3.0), the
+    commit could not tell a committed transaction from a lost one: exactlyOnce refuses the
+    write when it starts (driver side, before any task), naming the API and the release that
+    added it, and nothing is written (read_uncommitted sees no record, open or not)."""
+    from kafka_async.errors import IncompatibleBrokerVersionError
+    from kafka_async.spark import exactly_once as eo
+    from kafka_async.testing.capabilities import api_key_of
+
+    have = kafka_service.apis().get(api_key_of("DescribeTransactions"))
+    if have is not None:
+        pytest.skip(
+            f"{kafka_service.kind} {kafka_service.version} advertises DescribeTransactions "
+            f"v{have[0]}-v{have[1]}: exactlyOnce runs there (the other tests of this file)"
+        )
+    bootstrap = kafka_service.bootstrap_servers
+    topic = new_topic(2, prefix="eos-refused")
+    refusal = r"DescribeTransactions \(api key 65, added in Kafka 3\.0 \(KIP-664\)\)"
+
+    opts = parse_sink_options(
+        {"kafka.bootstrap.servers": bootstrap, "topic": topic, "exactlyOnce": "true"}
+    )
+    with pytest.raises(IncompatibleBrokerVersionError, match=refusal):
+        eo.recover(eo.with_prefix(opts, streaming=False))
+
+    spark = request.getfixturevalue("spark")  # the JVM only where the test runs
+    rows = [(f"k{i}", f"v{i}") for i in range(200)]
+    df = spark.createDataFrame(rows, "key string, value string").repartition(2)
+    with pytest.raises(Exception, match=refusal) as refused:
+        (
+            df.write.format("kafka_async")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", topic)
+            .option("exactlyOnce", "true")
+            .mode("append")
+            .save()
+        )
+    assert "nothing was written" in str(refused.value)
+    assert read_committed(bootstrap, topic, 2, None, isolation="read_uncommitted") == []
+
 
 #: The child's driver program: one streaming query, exactlyOnce, Trigger.AvailableNow.
 #: ``local[2,4]``: two cores, and a task may fail 4 times (a killed Python worker's task is
@@ -493,6 +559,7 @@ def _committed_values(bootstrap: str, topic: str, expected: int | None) -> Count
 # The short version CI runs (about 170 s quiet, 240 s with two busy cores beside it); the
 # matrix of every failure point at the first and a later batch is in `make soak` below.
 @pytest.mark.integration
+@eos_apis
 @pytest.mark.timeout(1200)  # four child Spark drivers, one after another
 def test_streaming_exactly_once_through_driver_and_worker_kills(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any
@@ -637,7 +704,7 @@ def _mid_write_scenario(
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
-@pytest.mark.parametrize("sink", ["eos", "spark"])
+@pytest.mark.parametrize("sink", [pytest.param("eos", marks=EOS_APIS), "spark"])
 def test_soak_driver_killed_mid_write(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any, sink: str
 ) -> None:
@@ -711,6 +778,7 @@ SOAK_POINTS = [
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.timeout(2400)  # child Spark drivers; minutes on a loaded machine
+@eos_apis
 @pytest.mark.parametrize(("point", "kill"), SOAK_POINTS)
 def test_soak_exactly_once_failure_point(
     kafka_broker: str, new_topic: Any, ck_produce: Any, tmp_path: Any, point: str, kill: bool
