@@ -127,3 +127,41 @@ def ck_produce() -> Any:
 def ck_consume_all() -> Any:
     """:func:`consume_all` as a fixture."""
     return consume_all
+
+
+def delete_topic_for_recreation(bootstrap: str, topic: str, timeout: float = 60.0) -> None:
+    """Delete ``topic`` and return once the broker would create it again.
+
+    Kafka deletes a topic asynchronously: first it leaves the metadata, and on a
+    ZooKeeper-mode broker it is deleted only once every replica dropped its log (until then
+    CreateTopics answers TOPIC_ALREADY_EXISTS: "already exists" on 2.8.2, "marked for
+    deletion" on 3.x, though Metadata no longer lists it). So wait, as a user would, until a
+    validate-only CreateTopics succeeds (``timeout`` seconds at most).
+    """
+    import anyio
+
+    from kafka_async import AdminClient, NewTopic
+    from kafka_async.errors import TopicAlreadyExistsError
+
+    async def delete() -> None:
+        async with AdminClient(bootstrap_servers=bootstrap) as admin:
+            await admin.delete_topics([topic], raise_on_error=True)
+            with anyio.fail_after(timeout):
+                while topic in await admin.list_topics():  # noqa: ASYNC110 - polling metadata
+                    await anyio.sleep(0.1)
+                while True:
+                    probe = await admin.create_topics([NewTopic(topic, 1)], validate_only=True)
+                    refused = probe[topic].error
+                    if refused is None:
+                        return
+                    if not isinstance(refused, TopicAlreadyExistsError):
+                        raise refused
+                    await anyio.sleep(0.2)
+
+    anyio.run(delete)
+
+
+@pytest.fixture
+def delete_for_recreation() -> Any:
+    """:func:`delete_topic_for_recreation` as a fixture."""
+    return delete_topic_for_recreation
