@@ -386,12 +386,8 @@ def test_starting_timestamp(spark: Any, kafka_broker: str, new_topic: Any, ck_pr
 
 
 def test_streaming_data_loss_after_topic_recreation(
-    spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any
+    spark: Any, kafka_broker: str, new_topic: Any, ck_produce: Any, delete_for_recreation: Any
 ) -> None:
-    import anyio
-
-    from kafka_async import AdminClient, NewTopic
-    from kafka_async.errors import TopicAlreadyExistsError
     from kafka_async.testing.topics import create_topic
 
     topic, first = _fill(new_topic, ck_produce, kafka_broker, 1, 20)
@@ -399,28 +395,9 @@ def test_streaming_data_loss_after_topic_recreation(
     checkpoint = tempfile.mkdtemp(prefix="spark-ckpt-")
     _stream_to_parquet(spark, kafka_broker, topic, out, checkpoint, 100)
 
-    async def delete() -> None:
-        async with AdminClient(bootstrap_servers=kafka_broker) as admin:
-            await admin.delete_topics([topic], raise_on_error=True)
-            # Kafka deletes a topic asynchronously: first it leaves the metadata, and on a
-            # ZooKeeper-mode broker it is deleted only once every replica dropped its log
-            # (until then CreateTopics answers TOPIC_ALREADY_EXISTS: "already exists" on
-            # 2.8.2, "marked for deletion" on 3.x, though Metadata no longer lists it). So
-            # wait, as a user would, until the broker would accept the topic again
-            # (a validate-only CreateTopics succeeds), then recreate it.
-            with anyio.fail_after(60):
-                while topic in await admin.list_topics():  # noqa: ASYNC110 - polling metadata
-                    await anyio.sleep(0.1)
-                while True:
-                    probe = await admin.create_topics([NewTopic(topic, 1)], validate_only=True)
-                    refused = probe[topic].error
-                    if refused is None:
-                        break
-                    if not isinstance(refused, TopicAlreadyExistsError):
-                        raise refused
-                    await anyio.sleep(0.2)
-
-    anyio.run(delete)
+    # Deleted as a user would before recreating: once the broker would accept it again
+    # (ZooKeeper mode deletes asynchronously; see conftest.delete_topic_for_recreation).
+    delete_for_recreation(kafka_broker, topic)
     create_topic(kafka_broker, topic, 1)
     ck_produce(kafka_broker, topic, [(0, None, b"new%d" % i, [], BASE_TS) for i in range(5)])
 
