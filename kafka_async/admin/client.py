@@ -39,6 +39,7 @@ from ..errors import (
     ConfigError,
     IncompatibleBrokerVersionError,
     KafkaError,
+    UnsupportedVersionError,
     error_for_code,
 )
 from ..net.config import ClientConfig, with_bootstrap_servers
@@ -473,8 +474,10 @@ class AdminClient:
         Groups on the consumer protocol (KIP-848) come from ConsumerGroupDescribe: member
         epochs, assignments and target assignments, subscriptions, the broker's assignor.
         Classic groups (the broker answers GROUP_ID_NOT_FOUND to ConsumerGroupDescribe for
-        them), and every group on a broker without ConsumerGroupDescribe, are described with
-        DescribeGroups instead; ``group_type`` tells which.
+        them), every group on a broker without ConsumerGroupDescribe, and every group on a
+        broker that advertises it but answers UNSUPPORTED_VERSION (the consumer protocol not
+        enabled: Apache Kafka 3.9 does this) are described with DescribeGroups instead, as
+        the Java client falls back; ``group_type`` tells which.
         """
         groups = checks.group_ids(group_ids)
         deadline = self._router.deadline(timeout_ms)
@@ -494,14 +497,14 @@ class AdminClient:
                 deadline,
                 lambda g, e: ConsumerGroupDescription(g, error=e),
             )
-        except IncompatibleBrokerVersionError:
+        except (IncompatibleBrokerVersionError, UnsupportedVersionError):
             got = {}
         classic = [
             g
             for g in groups
             if g not in got
             or isinstance(got[g].error, IncompatibleBrokerVersionError)
-            or error_code(got[g].error) == m.GROUP_ID_NOT_FOUND
+            or error_code(got[g].error) in (m.GROUP_ID_NOT_FOUND, UnsupportedVersionError.code)
         ]
         if classic:
             described = await self.describe_groups(
