@@ -12,7 +12,9 @@ still wins over the source tree beside it.
 
 ``--kafka-broker-tests-only`` (this project's runs, not the user plugin's) deselects the tests
 that do not use the run's broker: ``make tansu`` and CI's second run of the integration tests
-against another broker.
+against another broker. ``--no-embedded-broker-tests`` (``make compat``) deselects the tests
+that start an embedded Tansu broker of their own and do not use the run's broker: whatever
+release the run names, they test Tansu.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def anyio_backend() -> str:
 
 #: Fixtures that mean "this test uses the run's broker".
 _BROKER_FIXTURES = frozenset({"kafka_service", "kafka_broker", "new_topic"})
+#: Fixtures that start an embedded Tansu broker of the test's own, whatever the run's broker.
+_EMBEDDED_FIXTURES = frozenset({"embedded_broker", "durable_broker", "proxied_broker"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,16 +52,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run only the tests that use the run's broker (kafka_broker, new_topic, ...)",
     )
+    parser.getgroup("kafka_async").addoption(
+        "--no-embedded-broker-tests",
+        action="store_true",
+        default=False,
+        help="deselect the tests that start an embedded Tansu broker of their own and do not "
+        "use the run's broker (make compat: they test Tansu, not the release under test)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("kafka_broker_tests_only"):
+    only_broker = config.getoption("kafka_broker_tests_only")
+    no_embedded = config.getoption("no_embedded_broker_tests")
+    if not (only_broker or no_embedded):
         return
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
-        (keep if names & _BROKER_FIXTURES else dropped).append(item)
+        uses_run_broker = bool(names & _BROKER_FIXTURES)
+        if only_broker and not uses_run_broker:
+            dropped.append(item)
+        elif no_embedded and names & _EMBEDDED_FIXTURES and not uses_run_broker:
+            dropped.append(item)
+        else:
+            keep.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
