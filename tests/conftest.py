@@ -71,12 +71,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         uses_run_broker = bool(names & _BROKER_FIXTURES)
-        if only_broker and not uses_run_broker:
-            dropped.append(item)
-        elif no_embedded and names & _EMBEDDED_FIXTURES and not uses_run_broker:
-            dropped.append(item)
-        else:
-            keep.append(item)
+        embedded_only = bool(names & _EMBEDDED_FIXTURES) and not uses_run_broker
+        drop = (only_broker and not uses_run_broker) or (no_embedded and embedded_only)
+        (dropped if drop else keep).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

@@ -3,8 +3,8 @@
 For each release (and mode) of :data:`MATRIX` this runs the Apache tier's selection of tests
 (``-m 'integration and not slow' --kafka-broker=apache``, as ``make test`` does) with
 ``KAFKA_ASYNC_APACHE_VERSION`` and ``KAFKA_ASYNC_APACHE_MODE`` set, without the tests that
-start an embedded Tansu broker of their own (``--no-embedded-broker-tests``), reads pytest's JUnit XML,
-prints a table (release, mode, passed, skipped, failed) and writes it, dated, to
+start an embedded Tansu broker of their own (``--no-embedded-broker-tests``), reads pytest's
+JUnit XML, prints a table (release, mode, passed, skipped, failed) and writes it, dated, to
 ``docs/compatibility.md`` with the skip reasons and the first failures of each release.
 Rows of releases not run this time are kept as they were (with their own date).
 
