@@ -34,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "compatibility.md"
+README = ROOT / "README.md"
 #: (release, mode) in the order they run: the oldest first.
 MATRIX: list[tuple[str, str]] = [
     ("2.8.2", "zookeeper"),
@@ -46,6 +47,8 @@ MATRIX: list[tuple[str, str]] = [
     ("4.4.0", "kraft"),
 ]
 _DATA = re.compile(r"<!-- compat-data (.*?) -->", re.S)
+#: The README's supported-broker paragraph, between these markers, is :func:`summary`'s.
+_SUMMARY = re.compile(r"(<!-- compat-summary: [^\n]*? -->\n)(.*?)(<!-- /compat-summary -->)", re.S)
 
 
 @dataclass
@@ -185,7 +188,9 @@ def render(rows: list[Row]) -> str:
         "Maven Central: ZooKeeper mode for 2.8 and 3.6, KRaft from 3.9 on. A feature a release",
         "lacks is skipped by what the broker advertises in ApiVersions, and the skip says what",
         "was missing. Each row is dated: a row is only as current as its date, and a row that",
-        "ran only some test files names them.",
+        "ran only some test files names them. Tests that start an embedded Tansu broker of",
+        "their own are left out (`--no-embedded-broker-tests`): whatever the release, they",
+        "test Tansu. README.md's supported-broker paragraph is written from this table.",
         "",
         "CI (`make test`) runs the whole suite on the reference release (4.4.0, the newest) and",
         "the core broker tests (producer, consumer, admin, transactions, consumer groups) on",
@@ -217,6 +222,67 @@ def render(rows: list[Row]) -> str:
     data = json.dumps([asdict(r) for r in rows], indent=1, sort_keys=True)
     out += [f"<!-- compat-data {data} -->", ""]
     return "\n".join(out)
+
+
+def _minor(release: str) -> str:
+    return ".".join(release.split(".")[:2])
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def summary(rows: list[Row]) -> str:
+    """The README's paragraph on supported brokers, from the whole-tier rows of ``rows``
+    (rows that ran only some test files do not count)."""
+    ran = sorted((r for r in rows if not r.paths), key=_version_key)
+    if not ran:
+        return "`make compat` has not run the broker tests on any release yet.\n"
+    by_mode: dict[str, list[str]] = {}
+    for r in ran:
+        by_mode.setdefault(r.mode, []).append(r.release)
+    modes = _join(
+        [
+            f"{_join(v)} in {'ZooKeeper' if m == 'zookeeper' else 'KRaft'} mode"
+            for m, v in by_mode.items()
+        ]
+    )
+    dates = sorted({r.date for r in ran})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    bad = [r for r in ran if r.failed + r.errors or not r.passed]
+    if bad:
+        outcome = (
+            "tests failed on "
+            + _join([f"{r.release} ({r.failed + r.errors})" for r in bad])
+            + "; the table says which and why"
+        )
+    else:
+        outcome = "no test failed"
+    return (
+        f"Apache Kafka {_minor(ran[0].release)} to {_minor(ran[-1].release)}. `make compat` "
+        f"ran the broker tests against {modes} ({when}): {outcome}. On a release that lacks "
+        "a feature (KIP-848 consumer groups, share groups, transactions version 2, ...), the "
+        "tests of that feature are skipped by what the broker advertises. "
+        "[Broker compatibility](docs/compatibility.md) has each release's counts and skip "
+        "reasons.\n"
+    )
+
+
+def write_summary(rows: list[Row], readme: Path = README) -> bool:
+    """Put :func:`summary` between the README's compat-summary markers; False if the README
+    has no markers."""
+    text = readme.read_text()
+    if not _SUMMARY.search(text):
+        return False
+    para = summary(rows)
+    readme.write_text(_SUMMARY.sub(lambda m: m.group(1) + para + m.group(3), text, count=1))
+    return True
+
+
+def readme_summary(readme: Path = README) -> str | None:
+    """The paragraph now between the README's compat-summary markers, or None."""
+    match = _SUMMARY.search(readme.read_text())
+    return match.group(2) if match else None
 
 
 def _md(text: str) -> str:
@@ -252,9 +318,10 @@ def main(argv: list[str] | None = None) -> int:
         print(table([row]), flush=True)
         if not args.no_write:
             DOC.write_text(render(list(rows.values())))
+            write_summary(list(rows.values()))
     print(table(sorted(rows.values(), key=_version_key)))
     if not args.no_write:
-        print(f"wrote {DOC.relative_to(ROOT)}")
+        print(f"wrote {DOC.relative_to(ROOT)} and the supported-broker paragraph of README.md")
     return 0
 
 
