@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+
 from ..cluster.client import ClusterClient
 from ..cluster.lifecycle import Lifecycle
 from ..cluster.routing import (
@@ -35,6 +37,7 @@ from ..cluster.routing import (
     Router,
     error_code,
 )
+from ..cluster.tasks import BackgroundTasks
 from ..errors import (
     ConfigError,
     IncompatibleBrokerVersionError,
@@ -44,6 +47,7 @@ from ..errors import (
 )
 from ..net.config import ClientConfig, with_bootstrap_servers
 from ..net.connection import StreamFactory
+from ..observability.telemetry import MetricsPusher, admin_pusher, close_budget
 from ..protocol import apis
 from ..protocol.apis.alter_configs import AlterConfigsResponse
 from ..protocol.apis.alter_user_scram_credentials import (
@@ -167,6 +171,8 @@ class AdminClient:
 
     * ``default_api_timeout_ms`` (60000): deadline of an admin call, retries included, when it
       passes no timeout_ms.
+    * ``enable_metrics_push`` (True): push the metrics a broker's client-metrics subscription asks
+      for (KIP-714).
     * ``client_id`` defaults to "kafka-async-admin" here.
 
     .. settings:admin end
@@ -187,8 +193,13 @@ class AdminClient:
         #: The shared connection settings.
         self.config: ClientConfig = cfg.client
         self.default_api_timeout_ms = cfg.default_api_timeout_ms
+        self._enable_metrics_push = cfg.enable_metrics_push
         self._cluster = ClusterClient(self.config, stream_factory=stream_factory)
         self._life = Lifecycle("admin client")
+        #: The background group of the KIP-714 metrics push loop (``enable_metrics_push``;
+        #: the admin client has no other background task).
+        self._tg: BackgroundTasks | None = None
+        self._telemetry: MetricsPusher | None = None
         #: Where requests go, with the deadline, backoff and retry rules of every call.
         self._router = Router(
             self._cluster,
@@ -219,12 +230,34 @@ class AdminClient:
     async def start(self) -> None:
         """Connect to the cluster (fetches metadata); once. :meth:`close` may run in any
         task and inside any cancel scope."""
-        await self._life.start(self._cluster.start, self._cluster.close)
+        await self._life.start(self._start, self._stop_background)
+
+    async def _start(self) -> None:
+        await self._cluster.start()
+        if self._enable_metrics_push:
+            tg = self._tg = BackgroundTasks("admin client", on_error=self._life.fail)
+            await tg.__aenter__()
+            self._telemetry = admin_pusher(self._cluster, client_id=self.config.client_id)
+            await tg.start(self._telemetry.run)
+
+    async def _stop_background(self) -> None:
+        if self._tg is not None:
+            await self._tg.aclose()
+        await self._cluster.close()
 
     async def close(self) -> None:
         """Close every connection; always returns (a concurrent call returns once the
-        connections are closed)."""
-        await self._life.close(self._cluster.close)
+        connections are closed). With ``enable_metrics_push`` the last metrics push
+        (KIP-714, marked terminating) goes first, within the request timeout and at most
+        5 s."""
+        await self._life.close(self._close)
+
+    async def _close(self) -> None:
+        if self._telemetry is not None:
+            # While the connections are open; bounded like a request.
+            deadline = anyio.current_time() + self.config.request_timeout_ms / 1000
+            await self._telemetry.terminate(close_budget(deadline))
+        await self._stop_background()
 
     async def __aenter__(self) -> AdminClient:
         await self.start()

@@ -9,7 +9,7 @@ the README table and the ``AdminClient`` docstring's list from it. See
 
 from __future__ import annotations
 
-from ..settings.spec import Int, Schema, Setting
+from ..settings.spec import Bool, Int, Schema, Setting
 
 #: Imports the generated module needs for the annotations below.
 IMPORTS: tuple[str, ...] = ()
@@ -28,6 +28,12 @@ SCHEMA = Schema(
             Int(low=1),
             60_000,
             "deadline of an admin call, retries included, when it passes no timeout_ms",
+        ),
+        Setting(
+            "enable_metrics_push",
+            Bool(),
+            True,
+            "push the metrics a broker's client-metrics subscription asks for (KIP-714)",
         ),
     ],
 )

@@ -24,6 +24,8 @@ class AdminSettings(ClientSettings, total=False):
 
     #: deadline of an admin call, retries included, when it passes no timeout_ms (default: 60000)
     default_api_timeout_ms: int
+    #: push the metrics a broker's client-metrics subscription asks for (KIP-714) (default: True)
+    enable_metrics_push: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +35,7 @@ class AdminFields:
 
     client: ClientConfig
     default_api_timeout_ms: int = 60000
+    enable_metrics_push: bool = True
 
     def __post_init__(self) -> None:
         # Each field checked against its declaration (the config subclass adds the

@@ -24,9 +24,13 @@ the next interval (a failed ``GetTelemetrySubscriptions`` retries with a backoff
 
 :class:`MetricsPusher` runs in the owning client's background task group;
 :meth:`MetricsPusher.terminate` (from the client's ``close()``) stops it and makes the
-terminating push within a deadline. What is pushed: :func:`producer_metrics`,
-:func:`consumer_metrics` and :func:`connection_metrics` (the Java client's names, e.g.
-``org.apache.kafka.producer.record.queue.time.avg``); docs/guides/observability.md lists them.
+terminating push within a deadline. Every client pushes: the producer, the consumer, the
+share consumer and the admin client (as the Java clients do). What is pushed:
+:func:`producer_metrics`, :func:`consumer_metrics`, :func:`share_consumer_metrics` and
+:func:`connection_metrics`, under the Java client's names: ``org.apache.kafka.`` and the Java
+metric group without its ``-metrics`` suffix, dashes made dots (KIP-714's naming), e.g.
+``org.apache.kafka.producer.record.queue.time.avg``; docs/reference/observability.md lists
+them.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ __all__ = [
     "MetricsPusher",
     "Sensor",
     "Subscription",
+    "admin_pusher",
     "close_budget",
     "connection_metrics",
     "consumer_metrics",
@@ -66,6 +71,8 @@ __all__ = [
     "encode_metrics_data",
     "producer_metrics",
     "producer_pusher",
+    "share_consumer_metrics",
+    "share_consumer_pusher",
 ]
 
 log = logging.getLogger(__name__)
@@ -141,7 +148,12 @@ def _num(value: Any) -> int | float | None:
 
 
 def connection_metrics(kind: str, client: ClusterClient) -> list[MetricPoint]:
-    """``org.apache.kafka.<kind>.connection.count``: the client's open broker connections."""
+    """``org.apache.kafka.<kind>.connection.count``: the client's open broker connections.
+
+    ``kind`` is the Java client's network metric group without ``-metrics``: ``producer``,
+    ``consumer`` (the share consumer's too: Java's ``KafkaShareConsumer`` builds its network
+    client with the consumer's group prefix) or ``admin.client`` (``admin-client-metrics``).
+    """
     count = len(client.pool.statistics().connections)
     return [MetricPoint(f"org.apache.kafka.{kind}.connection.count", count)]
 
@@ -204,6 +216,52 @@ def consumer_metrics(stats: Mapping[str, Any]) -> list[MetricPoint]:
             value = _num(fetcher.get(key))
             if value is not None:
                 out.append(MetricPoint(c + name, value, "sum"))
+    return out
+
+
+def share_consumer_metrics(stats: Mapping[str, Any]) -> list[MetricPoint]:
+    """The share consumer's metrics under the Java ``KafkaShareConsumer``'s names, from
+    ``ShareConsumer.statistics()``.
+
+    Java's share fetch metrics are in the group ``consumer-share-fetch-manager-metrics``
+    (``ShareFetchMetricsRegistry``), its heartbeat metrics in
+    ``consumer-share-coordinator-metrics``, so their telemetry names start with
+    ``org.apache.kafka.consumer.share.fetch.manager.`` and
+    ``org.apache.kafka.consumer.share.coordinator.``. Pushed where ours keeps the count (all
+    sums): ``fetch.total`` (ShareFetch requests sent), ``records.consumed.total`` (records
+    handed to the application), ``acknowledgements.send.total`` (record acknowledgements the
+    brokers applied: accept, release, reject; not lock renewals), ``acknowledgements.error.total``
+    (record acknowledgements that failed) and ``coordinator.heartbeat.total``
+    (ShareGroupHeartbeat requests). Not pushed: the rates, averages and maxima Java derives
+    (fetch latency and size, records per request, throttle time), and ``bytes.consumed.total``
+    (ours does not count the bytes a ShareFetch brought).
+    """
+    s = "org.apache.kafka.consumer.share."
+    out: list[MetricPoint] = []
+    fetcher = stats.get("fetcher")
+    if isinstance(fetcher, Mapping):
+        fetches = _num(fetcher.get("fetches"))
+        if fetches is not None:
+            out.append(MetricPoint(s + "fetch.manager.fetch.total", fetches, "sum"))
+    delivered = _num(stats.get("records_delivered"))
+    if delivered is not None:
+        out.append(MetricPoint(s + "fetch.manager.records.consumed.total", delivered, "sum"))
+    acknowledged = stats.get("acknowledged")
+    if isinstance(acknowledged, Mapping):
+        sent = sum(
+            value
+            for kind in ("accept", "release", "reject")
+            if (value := _num(acknowledged.get(kind, 0))) is not None
+        )
+        out.append(MetricPoint(s + "fetch.manager.acknowledgements.send.total", sent, "sum"))
+    failed = _num(stats.get("acknowledgements_failed"))
+    if failed is not None:
+        out.append(MetricPoint(s + "fetch.manager.acknowledgements.error.total", failed, "sum"))
+    group = stats.get("group")
+    if isinstance(group, Mapping):
+        heartbeats = _num(group.get("heartbeats"))
+        if heartbeats is not None:
+            out.append(MetricPoint(s + "coordinator.heartbeat.total", heartbeats, "sum"))
     return out
 
 
@@ -644,6 +702,34 @@ def consumer_pusher(
     if group_instance_id is not None:
         resource["group_instance_id"] = group_instance_id
     return MetricsPusher(client, collect, resource=resource)
+
+
+def share_consumer_pusher(
+    client: ClusterClient,
+    statistics: Callable[[], Mapping[str, Any]],
+    *,
+    client_id: str,
+    group_id: str,
+) -> MetricsPusher:
+    """The push loop of a share consumer: :func:`share_consumer_metrics` and its connections
+    (``org.apache.kafka.consumer.connection.count``, Java's name for them); resource
+    attributes ``client_id`` and ``group_id``."""
+
+    def collect() -> list[MetricPoint]:
+        return share_consumer_metrics(statistics()) + connection_metrics("consumer", client)
+
+    return MetricsPusher(client, collect, resource={"client_id": client_id, "group_id": group_id})
+
+
+def admin_pusher(client: ClusterClient, *, client_id: str) -> MetricsPusher:
+    """The push loop of an admin client: its connections,
+    ``org.apache.kafka.admin.client.connection.count`` (Java's ``KafkaAdminClient`` keeps its
+    network metrics in the group ``admin-client-metrics``); resource attribute ``client_id``."""
+
+    def collect() -> list[MetricPoint]:
+        return connection_metrics("admin.client", client)
+
+    return MetricsPusher(client, collect, resource={"client_id": client_id})
 
 
 def close_budget(deadline: float) -> float:

@@ -9,6 +9,9 @@ admin client (a CLIENT_METRICS config resource: ``metrics`` prefixes, ``interval
 ``match`` on the client id) decides what a client pushes. The payloads are decoded with
 ``opentelemetry-proto`` (the OTLP project's generated classes, not our encoder's twin).
 
+Every client pushes by default, as the Java clients do: the producer, the consumer, the share
+consumer and the admin client; ``enable_metrics_push=False`` keeps a client silent.
+
 The last test runs against the session's broker, which has no telemetry plugin and so does
 not advertise the APIs: the client's push loop turns itself off and the client works as
 before.
@@ -31,6 +34,7 @@ import pytest
 from kafka_async.admin import AdminClient, ConfigResource
 from kafka_async.admin.types import ConfigResourceType
 from kafka_async.consumer import Consumer
+from kafka_async.consumer.share import ShareConsumer
 from kafka_async.producer import Producer
 from kafka_async.protocol.apis import GET_TELEMETRY_SUBSCRIPTIONS
 from kafka_async.testing.apache import (
@@ -124,6 +128,25 @@ def _metrics(push: Push) -> dict[str, object]:
             for metric in sm.metrics:
                 out[metric.name] = metric
     return out
+
+
+def _resource(push: Push) -> dict[str, str]:
+    return {
+        kv.key: kv.value.string_value
+        for kv in push.data.resource_metrics[0].resource.attributes  # type: ignore[attr-defined]
+    }
+
+
+def _pushes_of_client(folder: Path, client_id: str) -> list[Push]:
+    """Every push whose OTLP resource names ``client_id``, whatever its instance id."""
+    found = []
+    for path in sorted(folder.glob("*.bin")):
+        data = metrics_pb2.MetricsData()
+        data.ParseFromString(path.read_bytes())
+        push = Push(path.stem.split("-")[1], path.stem.endswith("-t"), data)
+        if data.resource_metrics and _resource(push).get("client_id") == client_id:
+            found.append(push)
+    return found
 
 
 def _value(metric: object) -> float:
@@ -333,6 +356,164 @@ async def test_a_refused_push_delta_goes_with_the_next_push(
         (push,) = _pushes(folder, instance_id)[before:]
         sent = _value(_metrics(push)["org.apache.kafka.producer.record.send.total"])
         assert sent == records
+
+
+async def _share_group(bootstrap: str, group: str) -> None:
+    """A share group that starts at the earliest offset, heartbeating every 500 ms."""
+    async with AdminClient(bootstrap) as admin:
+        await admin.incremental_alter_configs(
+            {
+                ConfigResource.group(group): {
+                    "share.auto.offset.reset": "earliest",
+                    "share.heartbeat.interval.ms": "500",
+                    "share.session.timeout.ms": "6000",
+                }
+            },
+            raise_on_error=True,
+        )
+
+
+async def _produce(bootstrap: str, topic: str, count: int) -> None:
+    async with Producer(bootstrap_servers=bootstrap, enable_metrics_push=False) as producer:
+        for i in range(count):
+            await producer.enqueue(topic, f"v{i}".encode())
+        await producer.flush()
+
+
+def _totals(pushes: list[Push], name: str, delta: bool) -> float:
+    """What a sum came to over the pushes: the deltas added up, or the last cumulative."""
+    values = [_value(m[name]) for m in map(_metrics, pushes) if name in m]
+    assert values, f"{name} was never pushed"
+    return sum(values) if delta else values[-1]
+
+
+async def test_share_consumer_pushes_its_share_fetch_metrics(
+    telemetry_broker: TelemetryBroker,
+) -> None:
+    """The share consumer pushes by default (KIP-932's ``enable.metrics.push``), under the
+    Java ``KafkaShareConsumer``'s names, its OTLP resource naming the client and the group."""
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    client_id = f"telemetry-share-{uuid.uuid4().hex[:8]}"
+    group = f"g-{client_id}"
+    topic = f"telemetry-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, 1)
+    await _share_group(bootstrap, group)
+    records = 20
+    await _produce(bootstrap, topic, records)
+    prefixes = ["org.apache.kafka.consumer.share.", "org.apache.kafka.consumer.connection."]
+    await _subscribe(bootstrap, f"sub-{client_id}", ",".join(prefixes), client_id)
+    async with ShareConsumer(
+        topic, bootstrap_servers=bootstrap, client_id=client_id, group_id=group
+    ) as consumer:
+        got = 0
+        with anyio.fail_after(30):
+            while got < records:
+                batch = await consumer.getmany(timeout_ms=500)
+                got += sum(len(v) for v in batch.values())
+        pusher = consumer._telemetry
+        assert pusher is not None
+        with anyio.fail_after(30):
+            while pusher.pushes < 1:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        sub = pusher.subscription
+        assert sub is not None
+        assert sorted(sub.requested) == sorted(prefixes)
+        instance_id = _kafka_uuid(pusher.instance_id)
+    pushes = _pushes(folder, instance_id)
+    assert pushes[-1].terminating, "close() sends a terminating push last"
+    assert [p.terminating for p in pushes].count(True) == 1
+    for push in pushes:
+        assert _resource(push) == {"client_id": client_id, "group_id": group}
+        for name in _metrics(push):
+            assert any(name.startswith(p) for p in prefixes), name
+    f = "org.apache.kafka.consumer.share.fetch.manager."
+    assert _totals(pushes, f + "records.consumed.total", sub.delta) == records
+    # Implicit mode: close() accepted what the last poll delivered, before the last push.
+    assert _totals(pushes, f + "acknowledgements.send.total", sub.delta) == records
+    assert _totals(pushes, f + "acknowledgements.error.total", sub.delta) == 0
+    assert _totals(pushes, f + "fetch.total", sub.delta) >= 1
+    heartbeats = "org.apache.kafka.consumer.share.coordinator.heartbeat.total"
+    assert _totals(pushes, heartbeats, sub.delta) >= 1
+    connections = [
+        _value(m["org.apache.kafka.consumer.connection.count"])
+        for m in map(_metrics, pushes)
+        if "org.apache.kafka.consumer.connection.count" in m
+    ]
+    assert connections
+    assert max(connections) >= 1
+
+
+async def test_admin_client_pushes_its_connection_count(
+    telemetry_broker: TelemetryBroker,
+) -> None:
+    """The admin client pushes by default (KIP-714 covers it), under the Java
+    ``KafkaAdminClient``'s group ``admin-client-metrics``."""
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    client_id = f"telemetry-admin-{uuid.uuid4().hex[:8]}"
+    prefix = "org.apache.kafka.admin.client."
+    await _subscribe(bootstrap, f"sub-{client_id}", prefix, client_id)
+    async with AdminClient(bootstrap, client_id=client_id) as admin:
+        pusher = admin._telemetry
+        assert pusher is not None
+        await admin.list_topics()
+        with anyio.fail_after(30):
+            while pusher.pushes < 1:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        assert pusher.subscription is not None
+        assert pusher.subscription.requested == (prefix,)
+        instance_id = _kafka_uuid(pusher.instance_id)
+    assert pusher.disabled is None
+    pushes = _pushes(folder, instance_id)
+    assert pushes[-1].terminating, "close() sends a terminating push last"
+    assert [p.terminating for p in pushes].count(True) == 1
+    for push in pushes:
+        assert _resource(push) == {"client_id": client_id}
+        metrics = _metrics(push)
+        assert set(metrics) == {prefix + "connection.count"}
+        assert _value(metrics[prefix + "connection.count"]) >= 1
+
+
+async def test_enable_metrics_push_false_keeps_share_consumer_and_admin_silent(
+    telemetry_broker: TelemetryBroker,
+) -> None:
+    """With ``enable_metrics_push=False`` neither asks for a subscription nor pushes,
+    though a subscription matches them (an enabled twin, same subscription, does push)."""
+    bootstrap, folder = telemetry_broker.bootstrap, telemetry_broker.pushes
+    tag = uuid.uuid4().hex[:8]
+    silent, control = f"telemetry-off-{tag}", f"telemetry-on-{tag}"
+    group = f"g-telemetry-off-{tag}"
+    topic = f"telemetry-{tag}"
+    create_topic(bootstrap, topic, 1)
+    await _share_group(bootstrap, group)
+    await _produce(bootstrap, topic, 5)
+    # One subscription matching both client ids: everything, every second.
+    await _subscribe(bootstrap, f"sub-{tag}", "*", f"telemetry-o.*-{tag}")
+    async with (
+        AdminClient(bootstrap, client_id=silent, enable_metrics_push=False) as admin,
+        ShareConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            client_id=silent,
+            group_id=group,
+            enable_metrics_push=False,
+        ) as consumer,
+        AdminClient(bootstrap, client_id=control) as twin,
+    ):
+        assert admin._telemetry is None
+        assert consumer._telemetry is None
+        with anyio.fail_after(30):
+            while sum(len(v) for v in (await consumer.getmany(timeout_ms=500)).values()) < 1:
+                pass
+        await admin.list_topics()
+        # The enabled twin's pushes reach the broker; by then the silent clients had their
+        # chance (the first push comes 0.5-1.5 intervals after the subscription).
+        pusher = twin._telemetry
+        assert pusher is not None
+        with anyio.fail_after(30):
+            while pusher.pushes < 2:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+    assert _pushes_of_client(folder, control)
+    assert _pushes_of_client(folder, silent) == []
 
 
 async def test_a_broker_without_client_telemetry_turns_the_push_off(kafka_broker: str) -> None:

@@ -1,15 +1,25 @@
 """KIP-714 pieces without a broker: the OTLP encoder (decoded with opentelemetry-proto, the
-OTLP project's own classes), prefix matching, codec choice and the queue-time sensor."""
+OTLP project's own classes), prefix matching, codec choice, the queue-time sensor, and what the
+share consumer and the admin client push (on by default, as in the Java clients)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
+from kafka_async.admin.config import AdminConfig
+from kafka_async.consumer.share import ShareConsumer
+from kafka_async.consumer.share.config import ShareConsumerConfig
 from kafka_async.observability.telemetry import (
     MetricPoint,
     Sensor,
     Subscription,
+    admin_pusher,
     encode_metrics_data,
+    share_consumer_metrics,
+    share_consumer_pusher,
 )
 from kafka_async.records import compression
 
@@ -99,3 +109,74 @@ def test_an_integer_beyond_int64_goes_as_a_double() -> None:
     decoded.ParseFromString(data)
     point = decoded.resource_metrics[0].scope_metrics[0].metrics[0].sum.data_points[0]
     assert point.as_double == float(1 << 70)
+
+
+def test_share_consumer_and_admin_push_by_default() -> None:
+    """``enable_metrics_push`` is on by default (Java's ``enable.metrics.push``), off on ask."""
+    assert ShareConsumerConfig.from_kwargs(group_id="g").enable_metrics_push is True
+    assert AdminConfig.from_kwargs().enable_metrics_push is True
+    off = ShareConsumerConfig.from_kwargs(group_id="g", enable_metrics_push=False)
+    assert off.enable_metrics_push is False
+    assert AdminConfig.from_kwargs(enable_metrics_push=False).enable_metrics_push is False
+
+
+SHARE = "org.apache.kafka.consumer.share."
+
+
+def test_share_consumer_metrics_under_the_java_share_consumer_names() -> None:
+    stats = {
+        "fetcher": {"fetches": 7},
+        "records_delivered": 40,
+        # Renewals extend a lock, gaps are no records: neither is a record acknowledgement.
+        "acknowledged": {"accept": 30, "release": 4, "reject": 1, "renew": 9, "gap": 2},
+        "acknowledgements_failed": 3,
+        "group": {"heartbeats": 12},
+    }
+    points = {p.name: p for p in share_consumer_metrics(stats)}
+    assert {name: p.value for name, p in points.items()} == {
+        SHARE + "fetch.manager.fetch.total": 7,
+        SHARE + "fetch.manager.records.consumed.total": 40,
+        SHARE + "fetch.manager.acknowledgements.send.total": 35,
+        SHARE + "fetch.manager.acknowledgements.error.total": 3,
+        SHARE + "coordinator.heartbeat.total": 12,
+    }
+    assert all(p.kind == "sum" for p in points.values())
+    assert share_consumer_metrics({}) == []
+
+
+@pytest.mark.anyio
+async def test_share_consumer_statistics_feed_every_share_metric() -> None:
+    """The keys ``share_consumer_metrics`` reads are those ``ShareConsumer.statistics()``
+    has (a renamed key would silently drop a metric)."""
+    consumer = ShareConsumer("t", group_id="g", bootstrap_servers="127.0.0.1:1")
+    names = {p.name for p in share_consumer_metrics(consumer.statistics())}
+    assert names == {
+        SHARE + "fetch.manager.fetch.total",
+        SHARE + "fetch.manager.records.consumed.total",
+        SHARE + "fetch.manager.acknowledgements.send.total",
+        SHARE + "fetch.manager.acknowledgements.error.total",
+        SHARE + "coordinator.heartbeat.total",
+    }
+
+
+def _stub_client(connections: int) -> Any:
+    stats = SimpleNamespace(connections={i: object() for i in range(connections)})
+    return SimpleNamespace(pool=SimpleNamespace(statistics=lambda: stats))
+
+
+def test_share_consumer_pusher_resource_and_connection_count() -> None:
+    stats = {"records_delivered": 2}
+    pusher = share_consumer_pusher(_stub_client(2), lambda: stats, client_id="c1", group_id="g1")
+    assert pusher._resource == {"client_id": "c1", "group_id": "g1"}
+    points = {p.name: p.value for p in pusher._collect()}
+    # Java's KafkaShareConsumer builds its network client with the consumer's group prefix.
+    assert points["org.apache.kafka.consumer.connection.count"] == 2
+    assert points[SHARE + "fetch.manager.records.consumed.total"] == 2
+
+
+def test_admin_pusher_pushes_the_admin_client_connection_count() -> None:
+    pusher = admin_pusher(_stub_client(3), client_id="a1")
+    assert pusher._resource == {"client_id": "a1"}
+    assert [(p.name, p.value) for p in pusher._collect()] == [
+        ("org.apache.kafka.admin.client.connection.count", 3)
+    ]

@@ -73,8 +73,9 @@ def test_consumer_settings_plus_the_deserializer_parameters_are_what_from_kwargs
     assert not DESERIALIZERS & _keys(ConsumerSettings)
 
 
-def test_admin_settings_are_client_settings_plus_the_api_timeout() -> None:
-    assert _keys(AdminSettings) == set(ClientConfig.field_names()) | {"default_api_timeout_ms"}
+def test_admin_settings_are_client_settings_plus_the_admin_ones() -> None:
+    own = {"default_api_timeout_ms", "enable_metrics_push"}
+    assert _keys(AdminSettings) == set(ClientConfig.field_names()) | own
 
 
 def test_settings_extend_client_settings() -> None:

@@ -55,7 +55,10 @@ group; the acknowledgement book (``share/acks.py``) is plain data. ``getmany`` a
 for`` only take from the fetcher's buffer and wait for it.
 
 Observability (``hooks=``): ``client_started`` / ``client_closed`` with kind
-``"share_consumer"`` and ``statistics``; one ``ConsumeEvent`` per partition per poll.
+``"share_consumer"`` and ``statistics``; one ``ConsumeEvent`` per partition per poll. With
+``enable_metrics_push`` (on by default) the KIP-714 push loop
+(``observability/telemetry.py``, ``share_consumer_pusher``) runs in the same group and
+``close()`` makes its terminating push after the leave heartbeat.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from ...cluster.lifecycle import Lifecycle
 from ...cluster.tasks import BackgroundTasks
 from ...errors import BackgroundTaskError, ConfigError, KafkaError, KafkaTimeoutError
 from ...observability import ConsumeEvent, call_hook
+from ...observability.telemetry import MetricsPusher, close_budget, share_consumer_pusher
 from ...serialization import (
     MessageField,
     NeedsResolution,
@@ -141,6 +145,8 @@ class ShareConsumer(Generic[K, V]):
       None) once per partition each time the broker answers acknowledgements (also
       set_acknowledgement_commit_callback()).
     * ``hooks`` (None): observability hooks (metrics, tracing); None: off.
+    * ``enable_metrics_push`` (True): push the metrics a broker's client-metrics subscription asks
+      for (KIP-714).
 
     .. settings:share end
     """
@@ -207,6 +213,8 @@ class ShareConsumer(Generic[K, V]):
         )
         self._life = Lifecycle("share consumer")
         self._tg: BackgroundTasks | None = None
+        #: The KIP-714 metrics push loop (``enable_metrics_push``), in ``_tg``.
+        self._telemetry: MetricsPusher | None = None
         self._hooks = cfg.hooks
         #: An error found while handing records out, raised by the next poll.
         self._deferred: KafkaError | None = None
@@ -278,6 +286,14 @@ class ShareConsumer(Generic[K, V]):
         if self._topics:
             self._heartbeat.subscribe(self._topics)
         await tg.start(self._heartbeat.run)
+        if self._config.enable_metrics_push:
+            self._telemetry = share_consumer_pusher(
+                self._client,
+                self.statistics,
+                client_id=self._config.client.client_id,
+                group_id=self._config.group_id,
+            )
+            await tg.start(self._telemetry.run)
 
     def _background_failed(self, error: BackgroundTaskError) -> None:
         self._life.fail(error)
@@ -305,6 +321,8 @@ class ShareConsumer(Generic[K, V]):
     async def _close(self, deadline: float) -> None:
         try:
             end = time.monotonic() + deadline
+            # One budget for the acknowledgements, the leave and the last metrics push.
+            push_deadline = anyio.current_time() + deadline
             if self._tg is not None and self._life.failure is None:
                 await self._life.phase(
                     "releasing acquired records and closing share sessions",
@@ -316,6 +334,9 @@ class ShareConsumer(Generic[K, V]):
                     max(0.0, end - time.monotonic()),
                     partial(self._heartbeat.leave, max(0.0, end - time.monotonic())),
                 )
+            if self._telemetry is not None:
+                # The last metrics push, marked terminating, while connections are open.
+                await self._telemetry.terminate(close_budget(push_deadline))
             await self._stop_background()
         finally:
             if self._hooks is not None:

@@ -136,5 +136,11 @@ SCHEMA = Schema(
             "observability hooks (metrics, tracing); None: off",
             java="",
         ),
+        Setting(
+            "enable_metrics_push",
+            Bool(),
+            True,
+            "push the metrics a broker's client-metrics subscription asks for (KIP-714)",
+        ),
     ],
 )

@@ -60,6 +60,8 @@ class ShareConsumerSettings(ClientSettings, total=False):
     acknowledgement_commit_callback: AcknowledgementCommitCallback | None
     #: observability hooks (metrics, tracing); None: off (default: None)
     hooks: ClientHooks | None
+    #: push the metrics a broker's client-metrics subscription asks for (KIP-714) (default: True)
+    enable_metrics_push: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +85,7 @@ class ShareConsumerFields:
     close_timeout_ms: int = 5000
     acknowledgement_commit_callback: AcknowledgementCommitCallback | None = None
     hooks: ClientHooks | None = None
+    enable_metrics_push: bool = True
 
     def __post_init__(self) -> None:
         # Each field checked against its declaration (the config subclass adds the
