@@ -12,7 +12,8 @@ runs pytest on ``tests/reliability``, ``tests/cluster_apache`` (failover on a th
 Apache Kafka cluster, ours and the Java client side by side), the FastAPI guide's stop test
 (with its naive control worker) and the Spark exactly-once sink's failure matrix (every
 failure point at the first and a later batch, and Spark's own Kafka sink on a killed worker
-for comparison) with that variable set, then
+for comparison) and a transactional producer across producer-epoch exhaustion (transactions
+version 2 hands out a new producer id after 32,767 transactions) with that variable set, then
 prints the table
 (scenario, runs, records, lost, duplicated, reordered, max recovery time, memory growth,
 verdict) and, with ``--markdown FILE``, writes it as a Markdown table with the date and the
@@ -215,10 +216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tests/security/test_sasl_gssapi.py",
             "tests/security/test_sasl_oidc.py",
             "tests/spark/test_spark_exactly_once.py",
+            "tests/producer/test_transactions_epoch_exhaustion.py",
         ],
         help="where the scenarios are (default: the reliability and three-node cluster "
         "suites, the FastAPI guide's stop test with its naive control, Kerberos renewals, "
-        "OIDC token refreshes and the Spark exactly-once sink's failure matrix)",
+        "OIDC token refreshes, the Spark exactly-once sink's failure matrix and a "
+        "transactional producer across producer-epoch exhaustion)",
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments")
     args = parser.parse_args(argv)
