@@ -285,6 +285,7 @@ class OffsetClient:
                     on_generation_error,
                     current_generation,
                     assigned,
+                    deadline,
                 )
                 if self.on_committed is not None:
                     self.on_committed(offsets)
@@ -312,6 +313,7 @@ class OffsetClient:
         on_generation_error: Callable[[int], None] | None,
         current_generation: Callable[[], int] | None = None,
         assigned: Callable[[], Collection[TopicPartition]] | None = None,
+        call_timeout: float | None = None,
     ) -> None:
 
         def body(version: int) -> OffsetCommitRequest:
@@ -435,8 +437,9 @@ class OffsetClient:
                 if not await self._router.backoff(pause):
                     break
         self.commit_failures += 1
+        # Name the caller's timeout, not what was left of it after waiting for the lock.
         raise KafkaTimeoutError(
-            f"commit not acknowledged within {deadline:.3f} s"
+            f"commit not acknowledged within {call_timeout or deadline:.3f} s"
             + (f" (last error: {last})" if last else "")
         )
 
