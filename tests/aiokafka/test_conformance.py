@@ -531,8 +531,16 @@ async def admin_groups_configs_records(
         obs.append(
             ("altered", [r["error_code"] for a in altered for r in a.to_object()["resources"]])
         )
-        again = await admin.describe_configs([resource])
-        value = again[0].to_object()["resources"][0]["config_entries"][0]["config_value"]
+        # AlterConfigs answers once the change is committed; a broker applies it to what
+        # DescribeConfigs reads a moment later (KRaft: when its metadata publisher runs), so
+        # a describe right after may still see the old value: wait until it shows (10 s).
+        deadline = time.monotonic() + 10
+        while True:
+            again = await admin.describe_configs([resource])
+            value = again[0].to_object()["resources"][0]["config_entries"][0]["config_value"]
+            if value == "7654321" or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
         obs.append(("configs-after", value))
         deleted = await admin.delete_records({tp0: mod.admin.RecordsToDelete(4)})
         obs.append(("deleted", sorted((tp.partition, low) for tp, low in deleted.items())))
