@@ -130,6 +130,7 @@ class ProducerBatch:
         "last_error",
         "log_append_time",
         "loop",
+        "maybe_written",
         "parent",
         "payload",
         "pending_children",
@@ -172,6 +173,10 @@ class ProducerBatch:
         self.error: BaseException | None = None
         #: The retriable error of the last failed attempt (named when the batch expires).
         self.last_error: BaseException | None = None
+        #: An attempt's outcome was unknown (no answer, REQUEST_TIMED_OUT,
+        #: NOT_ENOUGH_REPLICAS_AFTER_APPEND): the broker may have written the batch, so a
+        #: later refusal does not mean it is not in the log (see ``timed_out``).
+        self.maybe_written = False
         #: For ``wait()`` (a flush: one waiter per batch), and for awaited deliveries when
         #: no asyncio loop runs (trio): created on first use.
         self._event: anyio.Event | None = None
@@ -1213,16 +1218,25 @@ class RecordAccumulator:
                     unresolved = True
                     self.unresolved.add(ps.tp)
                 expired.append(batch)
-                error = KafkaTimeoutError(
-                    f"{batch.record_count} record(s) for {batch.tp.topic}-"
-                    f"{batch.tp.partition} expired: not acknowledged within "
-                    f"delivery_timeout_ms={self.delivery_timeout * 1000:.0f}"
-                    + (f" (last error: {batch.last_error!r})" if batch.last_error else "")
-                )
-                # The broker's typed reason (NotEnoughReplicasError, ...) stays reachable.
-                error.__cause__ = batch.last_error
-                self.fail(batch, error)
+                self.fail(batch, self.timed_out(batch, batch.last_error))
         return expired, unresolved
+
+    def timed_out(self, batch: ProducerBatch, last: BaseException | None) -> KafkaTimeoutError:
+        """The error of a batch not acknowledged within ``delivery_timeout_ms``; ``last`` (the
+        broker's typed reason, NotEnoughReplicasError, ...) is its ``__cause__``."""
+        error = KafkaTimeoutError(
+            f"{batch.record_count} record(s) for {batch.tp.topic}-"
+            f"{batch.tp.partition} expired: not acknowledged within "
+            f"delivery_timeout_ms={self.delivery_timeout * 1000:.0f}"
+            + (f" (last error: {last!r})" if last else "")
+            + (
+                "; an earlier attempt's outcome is unknown: they may be in the log"
+                if batch.maybe_written
+                else ""
+            )
+        )
+        error.__cause__ = last
+        return error
 
     def next_expiry(self) -> float | None:
         """When the oldest queued batch expires (monotonic seconds), None if none is queued."""

@@ -75,6 +75,9 @@ _INVALID_PRODUCER_EPOCH = E.InvalidProducerEpochError.code
 #: client splits on both codes: RECORD_LIST_TOO_LARGE is what older brokers answered when a
 #: batch exceeded the log segment size).
 _TOO_LARGE = (E.MessageTooLargeError.code, E.RecordListTooLargeError.code)
+#: Answers after which the batch may be in the log: the leader appended it and then stopped
+#: waiting for the replicas (the delayed produce expired), or says outright it wrote it.
+_MAYBE_WRITTEN = (E.RequestTimedOutError.code, E.NotEnoughReplicasAfterAppendError.code)
 
 
 class Sender:
@@ -567,6 +570,8 @@ class Sender:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("batch %r to %s failed: %r", batch, batch.tp, error)
         code = getattr(error, "code", None)
+        if isinstance(error, KafkaConnectionError | KafkaTimeoutError) or code in _MAYBE_WRITTEN:
+            batch.maybe_written = True
         if (
             code in _TOO_LARGE
             and batch.record_count > 1
@@ -602,6 +607,13 @@ class Sender:
             self.retries += 1
             acc.reenqueue(batch, now, error)
             return
+        if retriable and batch.maybe_written and not isinstance(error, KafkaTimeoutError):
+            # Out of time after an attempt the broker may have written (its answer was lost,
+            # or said REQUEST_TIMED_OUT / NOT_ENOUGH_REPLICAS_AFTER_APPEND): this answer's
+            # refusal (NOT_ENOUGH_REPLICAS, ...) is about the last attempt only, and a broker
+            # checks the in-sync count before it looks for a duplicate. The delivery failed
+            # with an unknown outcome, as one that expired: a timeout, the refusal its cause.
+            error = acc.timed_out(batch, error)
         if self._idempotent and batch.base_sequence >= 0:
             if (
                 isinstance(error, BrokerResponseError)

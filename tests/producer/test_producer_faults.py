@@ -458,3 +458,64 @@ async def test_rejected_batch_does_not_stall_partition(faulty_broker: Any) -> No
     assert (first.offset, after.offset) == (0, 1)
     assert stats["epoch_bumps"] + stats["producer_id_resets"] >= 1
     assert stats["records_failed_by_error"] == {"INVALID_RECORD": 1}
+
+
+@pytest.mark.anyio
+async def test_refusal_after_a_lost_answer_fails_as_an_unknown_outcome(
+    faulty_broker: Any,
+) -> None:
+    """A batch whose first answer was lost (the broker wrote it) and whose every retry is
+    refused with NOT_ENOUGH_REPLICAS until ``delivery_timeout_ms`` is in the log: a broker
+    checks the in-sync count before it looks for a duplicate, so the refusal is about the
+    retry only. Its delivery fails as a timeout (an unknown outcome, as one that expired)
+    with the refusal as ``__cause__``, never as a bare NotEnoughReplicasError, which says
+    the record was not written. A batch refused on every attempt still fails with the
+    broker's typed error (make compat on Apache Kafka 4.1.1 found two records reported as
+    NotEnoughReplicasError in the log after followers were killed)."""
+    from kafka_async.errors import KafkaTimeoutError, NotEnoughReplicasError
+
+    async with _behind_proxy(faulty_broker, "unknown", 1) as (topic, proxy):
+        async with Producer(
+            bootstrap_servers=_bootstrap(proxy),
+            linger_ms=0,
+            retry_backoff_ms=300,
+            request_timeout_ms=1000,
+            delivery_timeout_ms=2500,
+        ) as producer:
+            await producer.send(topic, value=b"first")
+            # Only ever refused: the broker's typed error (directly, or as the cause of the
+            # timeout when the batch expired waiting to be retried), not "may be in the log";
+            # and the record is not in the log.
+            proxy.reject_errors.extend([NotEnoughReplicasError.code] * 1000)
+            refused = await producer.enqueue(topic, value=b"refused")
+            with anyio.fail_after(30):
+                while not refused.done():  # noqa: ASYNC110 - the producer settles it
+                    await anyio.sleep(0.05)
+            proxy.reject_errors.clear()
+            error = refused.exception()
+            assert isinstance(error, NotEnoughReplicasError) or (
+                isinstance(error, KafkaTimeoutError)
+                and isinstance(error.__cause__, NotEnoughReplicasError)
+                and "may be in the log" not in str(error)
+            ), repr(error)
+            # Written, its answer lost (the connection cut), then refused until the deadline.
+            proxy.pass_first = proxy.produce_responses
+            proxy.drop_produce_responses = proxy.dropped + 1
+            delivery = await producer.enqueue(topic, value=b"written")
+            with anyio.fail_after(10):
+                while not proxy.dropped:  # noqa: ASYNC110 - the proxy runs in its own task
+                    await anyio.sleep(0.01)
+            proxy.reject_errors.extend([NotEnoughReplicasError.code] * 1000)
+            with anyio.fail_after(30):
+                while not delivery.done():  # noqa: ASYNC110 - the producer settles it
+                    await anyio.sleep(0.05)
+            proxy.reject_errors.clear()
+            failure = delivery.exception()
+            with anyio.fail_after(30):
+                after = await producer.send(topic, value=b"after")
+        msgs = await _read_back(faulty_broker, topic, 1, 3)
+    assert isinstance(failure, KafkaTimeoutError), repr(failure)
+    assert isinstance(failure.__cause__, NotEnoughReplicasError), repr(failure.__cause__)
+    assert "may be in the log" in str(failure)
+    assert [m.value() for m in msgs] == [b"first", b"written", b"after"]
+    assert after.offset == 2
