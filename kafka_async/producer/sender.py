@@ -607,12 +607,13 @@ class Sender:
             self.retries += 1
             acc.reenqueue(batch, now, error)
             return
-        if retriable and batch.maybe_written and not isinstance(error, KafkaTimeoutError):
+        if retriable and batch.maybe_written:
             # Out of time after an attempt the broker may have written (its answer was lost,
             # or said REQUEST_TIMED_OUT / NOT_ENOUGH_REPLICAS_AFTER_APPEND): this answer's
             # refusal (NOT_ENOUGH_REPLICAS, ...) is about the last attempt only, and a broker
             # checks the in-sync count before it looks for a duplicate. The delivery failed
-            # with an unknown outcome, as one that expired: a timeout, the refusal its cause.
+            # with an unknown outcome, as one that expired: a timeout saying so, the last
+            # error its cause.
             error = acc.timed_out(batch, error)
         if self._idempotent and batch.base_sequence >= 0:
             if (
